@@ -1,0 +1,35 @@
+"""skdp: differentially private linear models for scikit-learn.
+
+>>> from skdp import DPLogisticRegression
+>>> clf = DPLogisticRegression(epsilon=1.0, optimizer="dp_gdws")
+"""
+
+from .linear_model import DPLinearSVC, DPLogisticRegression, DPRidge
+from .optimizers import DPOptimizer, available_optimizers
+from .optimizers.dp_gdws import DPGDWS
+from .privacy import PrivacyRecord, compute_epsilon
+
+__version__ = "0.1.0.dev0"
+
+__all__ = [
+    "DPLogisticRegression",
+    "DPRidge",
+    "DPLinearSVC",
+    "DPOptimizer",
+    "DPGDWS",
+    "PrivacyRecord",
+    "available_optimizers",
+    "compute_epsilon",
+    "__version__",
+]
+
+
+def __getattr__(name):
+    # Optimizer classes added by later modules are importable from the top level when present.
+    from . import optimizers
+
+    for key in optimizers.OPTIMIZER_NAMES:
+        module, cls = optimizers._REGISTRY[key]
+        if cls == name:
+            return optimizers.get_optimizer_class(key)
+    raise AttributeError(f"module 'skdp' has no attribute {name!r}")

@@ -1,0 +1,103 @@
+"""Loaders for the real data sets the tests and benchmarks use (UCI Adult, wine quality).
+
+The files are not shipped with the package. They are looked up in ``data_dir``, else in the
+directory named by the environment variable ``SKDP_DATA_DIR``, else in ``../shared/data`` next to
+the source checkout. :func:`find_data_dir` returns None when they cannot be found, so tests can
+skip cleanly.
+
+Preprocessing (the same for skdp and every anchor in the benchmarks): numeric columns
+standardised and categorical ones one-hot encoded, with statistics from the training split, then
+every row scaled to unit L2 norm (a stateless, per-row transform). The training-split statistics
+are a small leak a real deployment would avoid by using public ranges; the benchmarks document it.
+"""
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["find_data_dir", "load_adult", "load_wine_quality"]
+
+_ADULT_CATEGORICAL = (1, 3, 5, 6, 7, 8, 9, 13)
+_ADULT_NUMERIC = (0, 2, 4, 10, 11, 12)
+
+
+def find_data_dir(data_dir=None, required=("adult.data",)):
+    """The directory holding the data files, or None when it cannot be found."""
+    candidates = []
+    if data_dir is not None:
+        candidates.append(Path(data_dir))
+    if os.environ.get("SKDP_DATA_DIR"):
+        candidates.append(Path(os.environ["SKDP_DATA_DIR"]))
+    here = Path(__file__).resolve().parent
+    candidates += [here.parent.parent / "shared" / "data", Path.cwd().parent / "shared" / "data"]
+    for c in candidates:
+        if all((c / f).is_file() for f in required):
+            return c
+    return None
+
+
+def _read_adult(path):
+    rows = []
+    with open(path) as fh:
+        for line in fh:
+            parts = [p.strip() for p in line.strip().split(",")]
+            if len(parts) != 15:
+                continue  # blank lines and the test file's header
+            rows.append(parts)
+    rows = np.array(rows, dtype=object)
+    y = np.array([r.rstrip(".") == ">50K" for r in rows[:, 14]], dtype=int)
+    return rows[:, :14], y
+
+
+def _unit_rows(X):
+    norms = np.linalg.norm(X, axis=1, keepdims=True)
+    return X / np.maximum(norms, 1e-300)
+
+
+def load_adult(data_dir=None, normalize_rows=True):
+    """UCI Adult: (X_train, y_train, X_test, y_test), label 1 for income > 50K.
+
+    Numeric columns standardised, categoricals one-hot (108 columns in all), rows scaled to unit
+    norm when ``normalize_rows``.
+    """
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    d = find_data_dir(data_dir, ("adult.data", "adult.test"))
+    if d is None:
+        raise FileNotFoundError("adult.data / adult.test not found (set SKDP_DATA_DIR)")
+    raw_tr, y_tr = _read_adult(d / "adult.data")
+    raw_te, y_te = _read_adult(d / "adult.test")
+    num = list(_ADULT_NUMERIC)
+    cat = list(_ADULT_CATEGORICAL)
+    scaler = StandardScaler().fit(raw_tr[:, num].astype(float))
+    enc = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(raw_tr[:, cat])
+
+    def transform(raw):
+        return np.hstack([scaler.transform(raw[:, num].astype(float)), enc.transform(raw[:, cat])])
+
+    X_tr, X_te = transform(raw_tr), transform(raw_te)
+    if normalize_rows:
+        X_tr, X_te = _unit_rows(X_tr), _unit_rows(X_te)
+    return np.ascontiguousarray(X_tr), y_tr, np.ascontiguousarray(X_te), y_te
+
+
+def load_wine_quality(data_dir=None, normalize_rows=True, test_size=0.25, random_state=0):
+    """White wine quality: (X_train, y_train, X_test, y_test); y is the quality score (3..9).
+
+    Features standardised with training statistics, rows scaled to unit norm.
+    """
+    from sklearn.model_selection import train_test_split
+    from sklearn.preprocessing import StandardScaler
+
+    d = find_data_dir(data_dir, ("winequality-white.csv",))
+    if d is None:
+        raise FileNotFoundError("winequality-white.csv not found (set SKDP_DATA_DIR)")
+    data = np.loadtxt(d / "winequality-white.csv", delimiter=",")
+    X, y = data[:, :-1], data[:, -1]
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size, random_state=random_state)
+    scaler = StandardScaler().fit(X_tr)
+    X_tr, X_te = scaler.transform(X_tr), scaler.transform(X_te)
+    if normalize_rows:
+        X_tr, X_te = _unit_rows(X_tr), _unit_rows(X_te)
+    return X_tr, y_tr, X_te, y_te

@@ -1,0 +1,56 @@
+"""Parameter descriptions shared by the estimators' docstrings (numpydoc)."""
+
+PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
+        Privacy budget of one fit. ``np.inf``: no noise and no derivative clipping, the fit runs
+        to the optimum of the objective (a non-private model).
+    delta : float in (0, 1) or None, default=None
+        None: ``min(1e-5, 0.1 / n_samples)``, a function of the public n only.
+    optimizer : str or DPOptimizer, default="dp_gdws"
+        One of :func:`skdp.optimizers.available_optimizers` or an optimizer instance (its
+        parameters are then tunable as ``optimizer__<name>``).
+    fit_intercept : bool, default=True
+        Fit an intercept through a constant column of value ``intercept_scaling``; the intercept
+        is regularised like the other coefficients (needed for strong convexity).
+    intercept_scaling : float > 0, default=1.0
+        Value of the intercept column. Rows of the design then have norm at most
+        ``sqrt(data_norm**2 + intercept_scaling**2)``, the bound used for the sensitivity.
+    data_norm : float > 0, default=1.0
+        Public bound on the L2 norm of a row of X: rows are scaled down to it (in a copy) before
+        the fit. It must not be derived from the private data.
+    derivative_clip : float > 0 or "auto", default="auto"
+        Bound on the L2 norm of the per-example derivative of the loss in the margins, so that a
+        per-example gradient has norm at most ``derivative_clip * R``. "auto": a bound that
+        is never active for the logistic loss, and the derivative at zero for the others.
+    accountant : {"rdp", "pld"}, default="rdp"
+        "rdp": skdp's built-in Rényi-DP accountant. "pld": dp-accounting's PLD accountant
+        (``pip install "skdp[accounting]"``), where the optimizer's event supports it.
+    random_state : int, RandomState, Generator or None, default=None
+        Seeds the batches and the noise. The same seed gives the same model.
+    verbose : int, default=0
+        Print a summary of the fit and its privacy spend when > 0."""
+
+PRIVACY_ATTRIBUTES = """epsilon_ : float
+        Epsilon actually spent by the fit (at most ``epsilon``).
+    delta_ : float
+        Delta of the guarantee (0 for pure-DP mechanisms).
+    noise_multiplier_ : float
+        Noise scale divided by the sensitivity.
+    privacy_record_ : PrivacyRecord
+        What was released, with which noise, how often, sampled how, under which neighbouring
+        relation.
+    dp_event_ : DPEvent
+        The composed privacy event of the fit (``privacy_record_.event``).
+    optimizer_ : DPOptimizer
+        The optimizer instance used for the fit.
+    n_iter_ : int
+        Number of iterations (noisy steps, or gradient evaluations at ``epsilon=inf``).
+    n_features_in_ : int
+    feature_names_in_ : ndarray of str
+        Defined when X has feature names that are all strings."""
+
+
+def fill(doc):
+    """Insert the shared parameter and attribute blocks into a docstring."""
+    return doc.replace("%(privacy_params)s", PRIVACY_PARAMS).replace(
+        "%(privacy_attributes)s", PRIVACY_ATTRIBUTES
+    )

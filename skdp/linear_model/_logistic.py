@@ -1,0 +1,122 @@
+"""DPLogisticRegression."""
+
+import numpy as np
+from scipy.special import expit, softmax
+from sklearn.base import ClassifierMixin
+
+from ..losses import get_loss
+from ._base import DPLinearModel
+from ._classifier import resolve_classes
+from ._docs import fill
+
+__all__ = ["DPLogisticRegression"]
+
+
+class DPLogisticRegression(ClassifierMixin, DPLinearModel):
+    __doc__ = fill(
+        """Differentially private L2-regularised logistic regression.
+
+    Minimises the objective of :class:`sklearn.linear_model.LogisticRegression`,
+    ``C * sum_i log_loss_i + 1/2 ||w||^2`` (scaled by ``1/(n C)``: mean loss +
+    ``lam/2 ||w||^2`` with ``lam = 1/(n C)``), with the intercept regularised too. Binary
+    problems use the logistic loss; multiclass problems the multinomial loss, where the
+    gradient of all classes of one example is clipped jointly, so one fit is one guarantee.
+
+    Parameters
+    ----------
+    %(privacy_params)s
+    C : float > 0, default=1.0
+        Inverse regularisation strength, as in scikit-learn.
+    classes : array-like or None, default=None
+        The public label set. When omitted the labels are read from y, which reveals which
+        labels occur in the training data.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+    %(privacy_attributes)s
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from sklearn.preprocessing import StandardScaler, Normalizer
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from skdp import DPLogisticRegression
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> clf = make_pipeline(Normalizer(), DPLogisticRegression(epsilon=1.0, random_state=0))
+    >>> clf.fit(X, y).score(X, y) > 0.5
+    True
+    """
+    )
+
+    def __init__(
+        self, epsilon=1.0, delta=None, optimizer="dp_gdws", C=1.0, fit_intercept=True,
+        intercept_scaling=1.0, data_norm=1.0, derivative_clip="auto", classes=None,
+        accountant="rdp", random_state=None, verbose=0,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.optimizer = optimizer
+        self.C = C
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.data_norm = data_norm
+        self.derivative_clip = derivative_clip
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y):
+        """Fit the model privately.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        from .._validation import check_positive
+
+        X, y = self._validate_X_y(X, y)
+        C = check_positive(self.C, "C")
+        self.classes_, index = resolve_classes(self.classes, y)
+        n, K = X.shape[0], self.classes_.shape[0]
+        if K == 2:
+            loss = get_loss("logistic")
+            Y = np.where(index == 1, 1.0, -1.0)[:, None]
+        else:
+            loss = get_loss("multinomial")
+            Y = np.zeros((n, K))
+            Y[np.arange(n), index] = 1.0
+        W = self._fit_problem(X, Y, loss, 1.0 / (n * C), loss.default_clip(Y.shape[1]), n)
+        self.coef_, self.intercept_ = self._split_coef(W)
+        return self
+
+    def decision_function(self, X):
+        """Margins: shape (n_samples,) for binary problems, (n_samples, n_classes) otherwise."""
+        scores = self._decision(X)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes)."""
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            p1 = expit(scores)
+            return np.column_stack([1.0 - p1, p1])
+        return softmax(scores, axis=1)
+
+    def predict_log_proba(self, X):
+        """Log of :meth:`predict_proba`."""
+        return np.log(self.predict_proba(X))
+
+    def predict(self, X):
+        """Predicted labels."""
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]

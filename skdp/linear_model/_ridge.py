@@ -1,0 +1,97 @@
+"""DPRidge."""
+
+import numpy as np
+from sklearn.base import RegressorMixin
+
+from .._validation import check_positive
+from ..losses import get_loss
+from ._base import DPLinearModel
+from ._docs import fill
+
+__all__ = ["DPRidge"]
+
+
+class DPRidge(RegressorMixin, DPLinearModel):
+    __doc__ = fill(
+        """Differentially private ridge regression.
+
+    Minimises the objective of :class:`sklearn.linear_model.Ridge`,
+    ``||y - X w||^2 + alpha ||w||^2`` (scaled by ``1/(2n)``: mean of ``(y - x.w)^2 / 2`` +
+    ``lam/2 ||w||^2`` with ``lam = alpha / n``), with the intercept regularised too. Targets are
+    clipped to the public ``y_bounds`` and centred on their midpoint (a public shift); the
+    residual is clipped to ``derivative_clip`` (a Huber loss) so that gradients are bounded.
+
+    Parameters
+    ----------
+    %(privacy_params)s
+    alpha : float > 0, default=1.0
+        Regularisation strength, as in scikit-learn.
+    y_bounds : tuple (low, high), default=(-1.0, 1.0)
+        Public bounds of the target. Targets outside are clipped to them. Must not be derived
+        from the private data.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (n_features,)
+    intercept_ : float
+    %(privacy_attributes)s
+    """
+    )
+
+    def __init__(
+        self, epsilon=1.0, delta=None, optimizer="dp_gdws", alpha=1.0, fit_intercept=True,
+        intercept_scaling=1.0, data_norm=1.0, y_bounds=(-1.0, 1.0), derivative_clip="auto",
+        accountant="rdp", random_state=None, verbose=0,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.optimizer = optimizer
+        self.alpha = alpha
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.data_norm = data_norm
+        self.y_bounds = y_bounds
+        self.derivative_clip = derivative_clip
+        self.accountant = accountant
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _check_y_bounds(self):
+        try:
+            low, high = (float(v) for v in self.y_bounds)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"y_bounds must be a pair (low, high) of finite reals; got {self.y_bounds!r}"
+            ) from None
+        if not (np.isfinite(low) and np.isfinite(high) and low < high):
+            raise ValueError(f"y_bounds must be finite with low < high; got {self.y_bounds!r}")
+        return low, high
+
+    def fit(self, X, y):
+        """Fit the model privately.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validate_X_y(X, y, y_numeric=True)
+        alpha = check_positive(self.alpha, "alpha")
+        low, high = self._check_y_bounds()
+        centre, half = (low + high) / 2.0, (high - low) / 2.0
+        Y = (np.clip(y, low, high) - centre)[:, None]
+        n = X.shape[0]
+        loss = get_loss("squared")
+        W = self._fit_problem(X, Y, loss, alpha / n, loss.default_clip(1, half), n)
+        coef, intercept = self._split_coef(W)
+        self.coef_ = coef[0]
+        self.intercept_ = float(intercept[0]) + centre
+        return self
+
+    def predict(self, X):
+        """Predicted targets, shape (n_samples,)."""
+        return self._decision(X).ravel()

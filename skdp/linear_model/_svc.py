@@ -1,0 +1,102 @@
+"""DPLinearSVC."""
+
+import numpy as np
+from sklearn.base import ClassifierMixin
+
+from .._validation import check_positive
+from ..losses import get_loss
+from ._base import DPLinearModel
+from ._classifier import resolve_classes
+from ._docs import fill
+
+__all__ = ["DPLinearSVC"]
+
+
+class DPLinearSVC(ClassifierMixin, DPLinearModel):
+    __doc__ = fill(
+        """Differentially private linear support vector classifier (squared hinge loss).
+
+    Minimises the objective of ``sklearn.svm.LinearSVC(loss="squared_hinge")``,
+    ``C * sum_i max(0, 1 - y_i w.x_i)^2 + 1/2 ||w||^2`` (scaled by ``1/(n C)``), with the
+    intercept regularised as liblinear does. The squared hinge is smooth, which the private
+    optimizers need; its derivative is clipped to ``derivative_clip`` (a Huberised squared hinge).
+    Multiclass problems are one-vs-rest, where the derivatives of all classes of one example are
+    clipped jointly and released in one noisy step, so the whole fit is one guarantee.
+
+    Parameters
+    ----------
+    %(privacy_params)s
+    C : float > 0, default=1.0
+        Inverse regularisation strength, as in scikit-learn.
+    loss : {"squared_hinge"}, default="squared_hinge"
+        Only the smooth squared hinge is supported.
+    classes : array-like or None, default=None
+        The public label set. When omitted the labels are read from y, which reveals which
+        labels occur in the training data.
+
+    Attributes
+    ----------
+    coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : ndarray of shape (1,) or (n_classes,)
+    classes_ : ndarray of shape (n_classes,)
+    %(privacy_attributes)s
+    """
+    )
+
+    def __init__(
+        self, epsilon=1.0, delta=None, optimizer="dp_gdws", C=1.0, loss="squared_hinge",
+        fit_intercept=True, intercept_scaling=1.0, data_norm=1.0, derivative_clip="auto",
+        classes=None, accountant="rdp", random_state=None, verbose=0,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.optimizer = optimizer
+        self.C = C
+        self.loss = loss
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.data_norm = data_norm
+        self.derivative_clip = derivative_clip
+        self.classes = classes
+        self.accountant = accountant
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def fit(self, X, y):
+        """Fit the model privately.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        X, y = self._validate_X_y(X, y)
+        if self.loss != "squared_hinge":
+            raise ValueError(f"loss must be 'squared_hinge' (the smooth hinge); got {self.loss!r}")
+        C = check_positive(self.C, "C")
+        self.classes_, index = resolve_classes(self.classes, y)
+        n, K = X.shape[0], self.classes_.shape[0]
+        loss = get_loss("squared_hinge")
+        if K == 2:
+            Y = np.where(index == 1, 1.0, -1.0)[:, None]
+        else:
+            Y = -np.ones((n, K))
+            Y[np.arange(n), index] = 1.0
+        W = self._fit_problem(X, Y, loss, 1.0 / (n * C), loss.default_clip(Y.shape[1]), n)
+        self.coef_, self.intercept_ = self._split_coef(W)
+        return self
+
+    def decision_function(self, X):
+        """Margins: shape (n_samples,) for binary problems, (n_samples, n_classes) otherwise."""
+        scores = self._decision(X)
+        return scores.ravel() if scores.shape[1] == 1 else scores
+
+    def predict(self, X):
+        """Predicted labels."""
+        scores = self.decision_function(X)
+        index = (scores > 0).astype(int) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[index]

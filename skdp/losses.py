@@ -1,0 +1,211 @@
+"""Per-example losses of the linear models, numba-jitted, with their public constants.
+
+A model has ``K`` outputs (``K = 1`` for binary classification and regression). For an example
+with features ``x`` (augmented with the intercept column) and target row ``y`` (length ``K``),
+the margin is ``z = W.T @ x`` and the per-example gradient is ``outer(x, s)`` where ``s`` is the
+derivative of the loss in ``z``. Clipping ``s`` to L2 norm ``tau`` bounds the per-example gradient
+norm by ``tau * ||x||``; for the squared and squared-hinge losses this is the gradient of their
+Huberised versions, which stay convex and smooth with the same constants.
+
+Targets: logistic and squared hinge use ``y in {-1, +1}`` per output (one-vs-rest for K > 1),
+multinomial uses a one-hot row, squared uses the real target.
+"""
+
+from dataclasses import dataclass
+import math
+
+import numpy as np
+from numba import njit
+
+__all__ = [
+    "LOGISTIC",
+    "SQUARED",
+    "SQUARED_HINGE",
+    "MULTINOMIAL",
+    "Loss",
+    "get_loss",
+    "loss_derivative",
+    "loss_value",
+    "clip_vector",
+    "objective",
+]
+
+LOGISTIC = 0
+SQUARED = 1
+SQUARED_HINGE = 2
+MULTINOMIAL = 3
+
+
+@njit(cache=True, nogil=True)
+def _log1pexp(t):
+    """log(1 + exp(t)), stable."""
+    if t > 0:
+        return t + math.log1p(math.exp(-t))
+    return math.log1p(math.exp(t))
+
+
+@njit(cache=True, nogil=True)
+def loss_value(loss_id, z, y, K):
+    """Loss of one example, summed over the K outputs (multinomial: one cross-entropy)."""
+    v = 0.0
+    if loss_id == MULTINOMIAL:
+        zmax = z[0]
+        for k in range(1, K):
+            zmax = max(zmax, z[k])
+        acc = 0.0
+        zy = 0.0
+        for k in range(K):
+            acc += math.exp(z[k] - zmax)
+            zy += y[k] * z[k]
+        return zmax + math.log(acc) - zy
+    for k in range(K):
+        if loss_id == LOGISTIC:
+            v += _log1pexp(-y[k] * z[k])
+        elif loss_id == SQUARED:
+            r = z[k] - y[k]
+            v += 0.5 * r * r
+        else:
+            h = max(0.0, 1.0 - y[k] * z[k])
+            v += h * h
+    return v
+
+
+@njit(cache=True, nogil=True)
+def loss_derivative(loss_id, z, y, K, s):
+    """Write d loss / d z into ``s`` (length K)."""
+    if loss_id == MULTINOMIAL:
+        zmax = z[0]
+        for k in range(1, K):
+            zmax = max(zmax, z[k])
+        acc = 0.0
+        for k in range(K):
+            s[k] = math.exp(z[k] - zmax)
+            acc += s[k]
+        for k in range(K):
+            s[k] = s[k] / acc - y[k]
+        return
+    for k in range(K):
+        if loss_id == LOGISTIC:
+            t = y[k] * z[k]
+            # -y * sigmoid(-t), stable on both sides
+            if t >= 0:
+                e = math.exp(-t)
+                s[k] = -y[k] * e / (1.0 + e)
+            else:
+                s[k] = -y[k] / (1.0 + math.exp(t))
+        elif loss_id == SQUARED:
+            s[k] = z[k] - y[k]
+        else:
+            s[k] = -2.0 * y[k] * max(0.0, 1.0 - y[k] * z[k])
+
+
+@njit(cache=True, nogil=True)
+def clip_vector(s, K, tau):
+    """Scale ``s`` in place so that its L2 norm is at most ``tau`` (no-op for tau = inf)."""
+    nrm = 0.0
+    for k in range(K):
+        nrm += s[k] * s[k]
+    nrm = math.sqrt(nrm)
+    if nrm > tau:
+        f = tau / nrm
+        for k in range(K):
+            s[k] *= f
+
+
+@njit(cache=True, nogil=True)
+def huber_value(loss_id, z, y, K, s, tau):
+    """Loss of the Huberised objective whose gradient is the clipped derivative.
+
+    ``s`` must hold the *unclipped* derivative at ``z``. Exact for K = 1 (scalar clipping); for
+    K > 1 the jointly clipped field is not a gradient in general and the unclipped loss is
+    returned (used for diagnostics and stopping only).
+    """
+    if K > 1 or not math.isfinite(tau) or abs(s[0]) <= tau:
+        return loss_value(loss_id, z, y, K)
+    if loss_id == SQUARED:
+        r = abs(z[0] - y[0])
+        return tau * r - 0.5 * tau * tau
+    if loss_id == SQUARED_HINGE:
+        h = 1.0 - y[0] * z[0]  # > tau / 2 here
+        return tau * h - tau * tau / 4.0
+    return loss_value(loss_id, z, y, K)
+
+
+@njit(cache=True, nogil=True)
+def objective(X, Y, W, loss_id, lam, tau):
+    """Mean (Huberised, if ``tau`` is finite) loss + lam/2 ||W||^2."""
+    n, p = X.shape
+    K = Y.shape[1]
+    z = np.zeros(K)
+    s = np.zeros(K)
+    total = 0.0
+    for i in range(n):
+        for k in range(K):
+            z[k] = 0.0
+        for j in range(p):
+            xij = X[i, j]
+            for k in range(K):
+                z[k] += xij * W[j, k]
+        loss_derivative(loss_id, z, Y[i], K, s)
+        total += huber_value(loss_id, z, Y[i], K, s, tau)
+    reg = 0.0
+    for j in range(p):
+        for k in range(K):
+            reg += W[j, k] * W[j, k]
+    return total / n + 0.5 * lam * reg
+
+
+@dataclass(frozen=True)
+class Loss:
+    """Public constants of a loss.
+
+    Attributes
+    ----------
+    name : str
+    loss_id : int
+        The id the numba kernels dispatch on.
+    curvature : float
+        Upper bound on the spectral norm of the Hessian of the loss in the margin vector z;
+        the objective is ``curvature * R^2 + lam`` smooth for rows of norm <= R.
+    """
+
+    name: str
+    loss_id: int
+    curvature: float
+
+    def default_clip(self, n_outputs, y_bound=None):
+        """Default bound tau on the L2 norm of the derivative vector (public quantities only).
+
+        Logistic: 1 (never active); multinomial: sqrt(2) (never active); squared hinge: 2 sqrt(K)
+        (the size of the derivative at W = 0); squared: ``2 * y_bound`` (the largest residual
+        at W = 0 is y_bound; twice that leaves room while the model moves).
+        """
+        if self.loss_id == LOGISTIC:
+            return 1.0
+        if self.loss_id == MULTINOMIAL:
+            return math.sqrt(2.0)
+        if self.loss_id == SQUARED_HINGE:
+            return 2.0 * math.sqrt(n_outputs)
+        return 2.0 * float(y_bound)
+
+    def is_bounded(self, tau):
+        """Whether clipping at ``tau`` can never be active (so no Huberisation happens)."""
+        return (self.loss_id == LOGISTIC and tau >= 1.0) or (
+            self.loss_id == MULTINOMIAL and tau >= math.sqrt(2.0)
+        )
+
+
+_LOSSES = {
+    "logistic": Loss("logistic", LOGISTIC, 0.25),
+    "squared": Loss("squared", SQUARED, 1.0),
+    "squared_hinge": Loss("squared_hinge", SQUARED_HINGE, 2.0),
+    "multinomial": Loss("multinomial", MULTINOMIAL, 0.5),
+}
+
+
+def get_loss(name):
+    """The :class:`Loss` called ``name`` (logistic, squared, squared_hinge, multinomial)."""
+    try:
+        return _LOSSES[name]
+    except KeyError:
+        raise ValueError(f"unknown loss {name!r}; available: {sorted(_LOSSES)}") from None

@@ -1,0 +1,197 @@
+"""The contract every skdp optimizer fulfils.
+
+An optimizer is a small scikit-learn-style object (parameters stored unchanged in ``__init__``,
+so ``clone``, ``get_params`` and nested grid search such as ``optimizer__max_iter`` work).
+Given a :class:`Problem` (clipped data and public constants) and a :class:`Budget` it
+
+1. decides its noise from public quantities only (n, d, the bounds, the budget, its own
+   hyper-parameters), never from the data values;
+2. runs its numba kernel on the clipped data with a seeded ``numpy.random.Generator``;
+3. returns an :class:`OptimizeResult` holding the coefficients and the
+   :class:`~skdp.privacy.PrivacyRecord` of what it released.
+
+``epsilon = inf`` means no noise and no gradient clipping: the optimizer must then run to the
+optimum of the same objective (checked against scikit-learn in the tests).
+"""
+
+from dataclasses import dataclass, field
+import math
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ..losses import Loss
+from ..privacy import NonPrivateEvent, PrivacyRecord
+
+__all__ = ["Problem", "Budget", "OptimizeResult", "DPOptimizer", "batch_fraction"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A regularised GLM problem on clipped data.
+
+    The objective is ``F(W) = (1/n) sum_i loss(W.T x_i, y_i) + (lam / 2) ||W||_F^2`` where the
+    loss derivative is clipped to L2 norm ``clip`` (Huberised loss) when ``clip`` is finite.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, p), float64, C-contiguous
+        Rows clipped to ``data_norm`` and, when there is an intercept, augmented with the
+        constant column ``intercept_scaling`` (last column).
+    Y : ndarray of shape (n, K), float64, C-contiguous
+        Targets, encoded for ``loss`` (see :mod:`skdp.losses`).
+    loss : Loss
+    lam : float > 0
+        L2 regularisation strength (also the strong-convexity constant).
+    row_norm_bound : float
+        Public bound R on every row norm of ``X`` (intercept column included).
+    clip : float
+        Bound tau on the L2 norm of the per-example loss derivative (inf: no clipping).
+    fit_intercept : bool
+    """
+
+    X: np.ndarray
+    Y: np.ndarray
+    loss: Loss
+    lam: float
+    row_norm_bound: float
+    clip: float
+    fit_intercept: bool = True
+
+    @property
+    def n_samples(self):
+        return self.X.shape[0]
+
+    @property
+    def n_params(self):
+        return self.X.shape[1]
+
+    @property
+    def n_outputs(self):
+        return self.Y.shape[1]
+
+    @property
+    def dim(self):
+        """Number of scalar parameters, ``p * K``."""
+        return self.X.shape[1] * self.Y.shape[1]
+
+    @property
+    def gradient_bound(self):
+        """Public bound G on the L2 norm of a per-example (clipped) loss gradient: tau * R."""
+        return self.clip * self.row_norm_bound
+
+    @property
+    def smoothness(self):
+        """Public smoothness constant L of F (data-free: curvature * R^2 + lam)."""
+        return self.loss.curvature * self.row_norm_bound**2 + self.lam
+
+    @property
+    def strong_convexity(self):
+        """Strong-convexity constant mu of F (= lam)."""
+        return self.lam
+
+
+@dataclass(frozen=True)
+class Budget:
+    """The privacy budget of one fit (epsilon may be ``inf``: no noise)."""
+
+    epsilon: float
+    delta: float
+    accountant: str = "rdp"
+
+    @property
+    def is_private(self):
+        return math.isfinite(self.epsilon)
+
+
+@dataclass
+class OptimizeResult:
+    """What an optimizer returns: ``coef`` of shape (p, K), iterations, the privacy record."""
+
+    coef: np.ndarray
+    n_iter: int
+    record: PrivacyRecord
+    trace: np.ndarray = None
+    extras: dict = field(default_factory=dict)
+
+
+def batch_fraction(batch_size, n):
+    """Poisson sampling rate q from a public ``batch_size``: None (full batch), an int (expected
+    batch size) or a float in (0, 1] (the rate itself)."""
+    if batch_size is None:
+        return 1.0
+    if isinstance(batch_size, (int, np.integer)) and not isinstance(batch_size, bool):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        return min(1.0, batch_size / n)
+    if isinstance(batch_size, float) and 0.0 < batch_size <= 1.0:
+        return float(batch_size)
+    raise ValueError(
+        "batch_size must be None (full batch), an int >= 1 (expected batch size) or a float in "
+        f"(0, 1] (sampling rate); got {batch_size!r}"
+    )
+
+
+def nonprivate_record(n_steps):
+    """The record of a fit that released its result without noise (epsilon = inf)."""
+    return PrivacyRecord(
+        event=NonPrivateEvent(),
+        epsilon=math.inf,
+        delta=0.0,
+        accountant="none",
+        mechanism="none",
+        noise_multiplier=0.0,
+        sensitivity=math.inf,
+        n_steps=int(n_steps),
+        sampling="full batch",
+    )
+
+
+class DPOptimizer(BaseEstimator):
+    """Base class of the private optimizers.
+
+    Subclasses set ``name`` and implement ``_solve_private`` and ``_solve_nonprivate``; they list
+    in ``required_problem_constants`` the public constants of :class:`Problem` their noise
+    calibration or step sizes use, which :meth:`solve` checks are finite and positive.
+    """
+
+    name = None
+    required_problem_constants = ("gradient_bound", "smoothness", "strong_convexity")
+
+    def solve(self, problem, budget, rng, record_trace=False):
+        """Minimise ``problem`` privately within ``budget``.
+
+        Parameters
+        ----------
+        problem : Problem
+        budget : Budget
+        rng : numpy.random.Generator
+            The only source of randomness (batches and noise).
+        record_trace : bool
+            If True, the kernel records, at every noisy release, the released quantity before
+            and after the noise (``result.trace``, shape (n_steps, 2, size)); for tests.
+
+        Returns
+        -------
+        OptimizeResult
+        """
+        if not budget.is_private:
+            return self._solve_nonprivate(problem, rng)
+        for name in self.required_problem_constants:
+            value = getattr(problem, name)
+            if not (math.isfinite(value) and value > 0):
+                raise ValueError(
+                    f"{type(self).__name__} needs a finite positive {name}; got {value}"
+                )
+        return self._solve_private(problem, budget, rng, record_trace)
+
+    def _solve_private(self, problem, budget, rng, record_trace):  # pragma: no cover
+        raise NotImplementedError
+
+    def _solve_nonprivate(self, problem, rng):  # pragma: no cover
+        raise NotImplementedError
+
+
+def empty_trace():
+    """The placeholder trace passed to kernels when no trace is recorded."""
+    return np.zeros((0, 2, 0))

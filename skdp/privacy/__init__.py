@@ -1,0 +1,39 @@
+"""Privacy accounting: events, the RDP/zCDP accountant, calibration, and the noise chokepoint."""
+
+from .accountant import ACCOUNTANTS, calibrate_noise_multiplier, compute_epsilon
+from .events import (
+    NEIGHBOURING_RELATION,
+    ComposedEvent,
+    DPEvent,
+    GaussianEvent,
+    LaplaceEvent,
+    NonPrivateEvent,
+    PoissonGaussianEvent,
+    PoissonLaplaceEvent,
+    SelfComposedEvent,
+    ZCDPEvent,
+)
+from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, rdp_gaussian, rdp_poisson_subsampled_gaussian
+from .record import PrivacyRecord, zcdp_rho_for_budget
+
+__all__ = [
+    "ACCOUNTANTS",
+    "NEIGHBOURING_RELATION",
+    "DEFAULT_ORDERS",
+    "DPEvent",
+    "ComposedEvent",
+    "GaussianEvent",
+    "LaplaceEvent",
+    "NonPrivateEvent",
+    "PoissonGaussianEvent",
+    "PoissonLaplaceEvent",
+    "SelfComposedEvent",
+    "ZCDPEvent",
+    "PrivacyRecord",
+    "calibrate_noise_multiplier",
+    "compute_epsilon",
+    "epsilon_from_rdp",
+    "rdp_gaussian",
+    "rdp_poisson_subsampled_gaussian",
+    "zcdp_rho_for_budget",
+]

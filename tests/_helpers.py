@@ -1,0 +1,106 @@
+"""Shared test helpers: data, the objective gap against scikit-learn, optimizer lists."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes, load_iris
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.preprocessing import Normalizer, StandardScaler
+from sklearn.svm import LinearSVC
+
+from skdp.datasets import find_data_dir, load_adult
+from skdp.losses import get_loss, objective
+from skdp.optimizers import available_optimizers
+
+OPTIMIZERS = available_optimizers()
+
+needs_shared_data = pytest.mark.skipif(
+    find_data_dir() is None, reason="../shared/data (UCI Adult) not available"
+)
+
+
+def unit_rows(X):
+    """Standardise then scale rows to unit norm (so row clipping to data_norm=1 is inactive)."""
+    return Normalizer().fit_transform(StandardScaler().fit_transform(X))
+
+
+def breast_cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    return unit_rows(X), y
+
+
+def iris():
+    X, y = load_iris(return_X_y=True)
+    return unit_rows(X), y
+
+
+def diabetes():
+    """Diabetes with targets mapped into [-1, 1] (the default y_bounds)."""
+    X, y = load_diabetes(return_X_y=True)
+    return unit_rows(X), (y - 185.0) / 165.0
+
+
+def adult_subset(n=None):
+    X, y, Xt, yt = load_adult()
+    if n is not None:
+        X, y = X[:n], y[:n]
+    return X, y, Xt, yt
+
+
+def augmented(X):
+    return np.hstack([X, np.ones((X.shape[0], 1))])
+
+
+def sklearn_reference(kind, X, y, reg=1.0):
+    """scikit-learn's solution of the same objective (intercept as a regularised column).
+
+    Returns W of shape (p, K) for the augmented design.
+    """
+    Xa = augmented(X)
+    if kind == "logistic":
+        est = LogisticRegression(C=reg, fit_intercept=False, tol=1e-12, max_iter=100000)
+        est.fit(Xa, y)
+        return np.ascontiguousarray(est.coef_.T)
+    if kind == "svc":
+        est = LinearSVC(C=reg, fit_intercept=False, tol=1e-12, max_iter=1000000, dual=True)
+        est.fit(Xa, y)
+        return np.ascontiguousarray(est.coef_.T)
+    if kind == "ridge":
+        est = Ridge(alpha=reg, fit_intercept=False, tol=1e-12, solver="cholesky")
+        est.fit(Xa, y)
+        return np.ascontiguousarray(est.coef_[:, None])
+    raise ValueError(kind)
+
+
+def encoded(kind, y):
+    """(loss name, Y matrix) the estimators use for targets y."""
+    classes = np.unique(y)
+    if kind == "ridge":
+        return "squared", np.asarray(y, float)[:, None]
+    if len(classes) == 2:
+        Y = np.where(y == classes[1], 1.0, -1.0)[:, None]
+        return ("logistic" if kind == "logistic" else "squared_hinge"), Y
+    idx = np.searchsorted(classes, y)
+    if kind == "logistic":
+        return "multinomial", np.eye(len(classes))[idx]
+    Y = -np.ones((len(y), len(classes)))
+    Y[np.arange(len(y)), idx] = 1.0
+    return "squared_hinge", Y
+
+
+def estimator_W(est):
+    """The fitted estimator's coefficients as W (p, K) on the augmented design."""
+    coef = np.atleast_2d(est.coef_)
+    intercept = np.atleast_1d(est.intercept_)
+    return np.ascontiguousarray(np.vstack([coef.T, intercept[None, :]]))
+
+
+def relative_objective_gap(kind, est, X, y, reg=1.0):
+    """(F(est) - F(sklearn)) / |F(sklearn)| on the objective both minimise."""
+    n = X.shape[0]
+    loss, Y = encoded(kind, y)
+    lam = reg / n if kind == "ridge" else 1.0 / (n * reg)
+    Xa = augmented(X)
+    lid = get_loss(loss).loss_id
+    f_est = objective(Xa, Y, estimator_W(est), lid, lam, np.inf)
+    f_ref = objective(Xa, Y, sklearn_reference(kind, X, y, reg), lid, lam, np.inf)
+    return (f_est - f_ref) / abs(f_ref)
