@@ -45,8 +45,10 @@ def _log1pexp(t):
 
 
 @njit(cache=True, nogil=True)
-def loss_value(loss_id, z, y, K):
-    """Loss of one example, summed over the K outputs (multinomial: one cross-entropy)."""
+def loss_value(loss_id, z, Y, i, K):
+    """Loss of example i (targets ``Y[i]``), summed over the K outputs (multinomial: one
+    cross-entropy). Rows are indexed rather than sliced: a slice per example costs more than
+    the loss itself in numba."""
     v = 0.0
     if loss_id == MULTINOMIAL:
         zmax = z[0]
@@ -56,23 +58,23 @@ def loss_value(loss_id, z, y, K):
         zy = 0.0
         for k in range(K):
             acc += math.exp(z[k] - zmax)
-            zy += y[k] * z[k]
+            zy += Y[i, k] * z[k]
         return zmax + math.log(acc) - zy
     for k in range(K):
         if loss_id == LOGISTIC:
-            v += _log1pexp(-y[k] * z[k])
+            v += _log1pexp(-Y[i, k] * z[k])
         elif loss_id == SQUARED:
-            r = z[k] - y[k]
+            r = z[k] - Y[i, k]
             v += 0.5 * r * r
         else:
-            h = max(0.0, 1.0 - y[k] * z[k])
+            h = max(0.0, 1.0 - Y[i, k] * z[k])
             v += h * h
     return v
 
 
-@njit(cache=True, nogil=True)
-def loss_derivative(loss_id, z, y, K, s):
-    """Write d loss / d z into ``s`` (length K)."""
+@njit(cache=True, nogil=True, inline="always")
+def loss_derivative(loss_id, z, Y, i, K, s):
+    """Write d loss / d z of example i (targets ``Y[i]``) into ``s`` (length K)."""
     if loss_id == MULTINOMIAL:
         zmax = z[0]
         for k in range(1, K):
@@ -82,24 +84,41 @@ def loss_derivative(loss_id, z, y, K, s):
             s[k] = math.exp(z[k] - zmax)
             acc += s[k]
         for k in range(K):
-            s[k] = s[k] / acc - y[k]
+            s[k] = s[k] / acc - Y[i, k]
         return
     for k in range(K):
         if loss_id == LOGISTIC:
-            t = y[k] * z[k]
+            t = Y[i, k] * z[k]
             # -y * sigmoid(-t), stable on both sides
             if t >= 0:
                 e = math.exp(-t)
-                s[k] = -y[k] * e / (1.0 + e)
+                s[k] = -Y[i, k] * e / (1.0 + e)
             else:
-                s[k] = -y[k] / (1.0 + math.exp(t))
+                s[k] = -Y[i, k] / (1.0 + math.exp(t))
         elif loss_id == SQUARED:
-            s[k] = z[k] - y[k]
+            s[k] = z[k] - Y[i, k]
         else:
-            s[k] = -2.0 * y[k] * max(0.0, 1.0 - y[k] * z[k])
+            s[k] = -2.0 * Y[i, k] * max(0.0, 1.0 - Y[i, k] * z[k])
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
+def scalar_derivative(loss_id, z, y, tau):
+    """Clipped derivative of a single-output loss (logistic, squared, squared hinge) at z."""
+    if loss_id == LOGISTIC:
+        t = y * z
+        if t >= 0:
+            e = math.exp(-t)
+            d = -y * e / (1.0 + e)
+        else:
+            d = -y / (1.0 + math.exp(t))
+    elif loss_id == SQUARED:
+        d = z - y
+    else:
+        d = -2.0 * y * max(0.0, 1.0 - y * z)
+    return min(max(d, -tau), tau)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def clip_vector(s, K, tau):
     """Scale ``s`` in place so that its L2 norm is at most ``tau`` (no-op for tau = inf)."""
     nrm = 0.0
@@ -113,7 +132,7 @@ def clip_vector(s, K, tau):
 
 
 @njit(cache=True, nogil=True)
-def huber_value(loss_id, z, y, K, s, tau):
+def huber_value(loss_id, z, Y, i, K, s, tau):
     """Loss of the Huberised objective whose gradient is the clipped derivative.
 
     ``s`` must hold the *unclipped* derivative at ``z``. Exact for K = 1 (scalar clipping); for
@@ -121,14 +140,14 @@ def huber_value(loss_id, z, y, K, s, tau):
     returned (used for diagnostics and stopping only).
     """
     if K > 1 or not math.isfinite(tau) or abs(s[0]) <= tau:
-        return loss_value(loss_id, z, y, K)
+        return loss_value(loss_id, z, Y, i, K)
     if loss_id == SQUARED:
-        r = abs(z[0] - y[0])
+        r = abs(z[0] - Y[i, 0])
         return tau * r - 0.5 * tau * tau
     if loss_id == SQUARED_HINGE:
-        h = 1.0 - y[0] * z[0]  # > tau / 2 here
+        h = 1.0 - Y[i, 0] * z[0]  # > tau / 2 here
         return tau * h - tau * tau / 4.0
-    return loss_value(loss_id, z, y, K)
+    return loss_value(loss_id, z, Y, i, K)
 
 
 @njit(cache=True, nogil=True)
@@ -146,8 +165,8 @@ def objective(X, Y, W, loss_id, lam, tau):
             xij = X[i, j]
             for k in range(K):
                 z[k] += xij * W[j, k]
-        loss_derivative(loss_id, z, Y[i], K, s)
-        total += huber_value(loss_id, z, Y[i], K, s, tau)
+        loss_derivative(loss_id, z, Y, i, K, s)
+        total += huber_value(loss_id, z, Y, i, K, s, tau)
     reg = 0.0
     for j in range(p):
         for k in range(K):

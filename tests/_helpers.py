@@ -61,7 +61,7 @@ def sklearn_reference(kind, X, y, reg=1.0):
         est.fit(Xa, y)
         return np.ascontiguousarray(est.coef_.T)
     if kind == "svc":
-        est = LinearSVC(C=reg, fit_intercept=False, tol=1e-12, max_iter=1000000, dual=True)
+        est = LinearSVC(C=reg, fit_intercept=False, tol=1e-12, max_iter=100000, dual=False)
         est.fit(Xa, y)
         return np.ascontiguousarray(est.coef_.T)
     if kind == "ridge":

@@ -95,3 +95,11 @@ class DPRidge(RegressorMixin, DPLinearModel):
     def predict(self, X):
         """Predicted targets, shape (n_samples,)."""
         return self._decision(X).ravel()
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # At the default budget (epsilon=1) on scikit-learn's 200-row check data the DP noise
+        # dominates (R^2 < 0.5); the same check data gives R^2 > 0.8 at epsilon=inf
+        # (tests/test_estimators.py::test_ridge_check_data_without_noise).
+        tags.regressor_tags.poor_score = True
+        return tags

@@ -158,7 +158,9 @@ class DPOptimizer(BaseEstimator):
     name = None
     required_problem_constants = ("gradient_bound", "smoothness", "strong_convexity")
 
-    def solve(self, problem, budget, rng, record_trace=False):
+    supports_replay = False
+
+    def solve(self, problem, budget, rng, record_trace=False, replay=None):
         """Minimise ``problem`` privately within ``budget``.
 
         Parameters
@@ -170,6 +172,12 @@ class DPOptimizer(BaseEstimator):
         record_trace : bool
             If True, the kernel records, at every noisy release, the released quantity before
             and after the noise (``result.trace``, shape (n_steps, 2, size)); for tests.
+        replay : ndarray or None
+            The ``trace`` of an earlier run (record/replay tests): the kernel computes its own
+            noiseless quantity at every release (recorded in ``result.trace[:, 0]``) but then
+            releases ``replay[t, 1]`` instead of adding noise, so that a run on a neighbouring
+            data set follows exactly the released history of the recorded run. Only for
+            optimizers with ``supports_replay = True``.
 
         Returns
         -------
@@ -183,9 +191,13 @@ class DPOptimizer(BaseEstimator):
                 raise ValueError(
                     f"{type(self).__name__} needs a finite positive {name}; got {value}"
                 )
+        if replay is not None:
+            if not self.supports_replay:
+                raise NotImplementedError(f"{type(self).__name__} does not support replay")
+            return self._solve_private(problem, budget, rng, True, replay=replay)
         return self._solve_private(problem, budget, rng, record_trace)
 
-    def _solve_private(self, problem, budget, rng, record_trace):  # pragma: no cover
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None):  # pragma: no cover
         raise NotImplementedError
 
     def _solve_nonprivate(self, problem, rng):  # pragma: no cover

@@ -8,7 +8,7 @@ order for row-major data.
 import numpy as np
 from numba import njit
 
-from ..losses import clip_vector, huber_value, loss_derivative
+from ..losses import MULTINOMIAL, clip_vector, huber_value, loss_derivative, scalar_derivative
 
 __all__ = ["poisson_batch", "clipped_gradient_sum", "value_and_gradient"]
 
@@ -31,10 +31,39 @@ def poisson_batch(rng, n, q, perm):
     return m
 
 
-@njit(cache=True, nogil=True)
+# Reassociation lets LLVM vectorise the dot products (a reduction); it changes rounding only,
+# never the inf/nan semantics the clipping relies on (no 'nnan'/'ninf' flags).
+_FAST = {"reassoc", "contract"}
+
+
+# fastmath helpers are not numba-IR inlined: inlining would compile them with the caller's
+# (strict) flags; LLVM still inlines them and keeps the per-instruction fast-math flags.
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def dot_row(X, i, w):
+    """X[i] @ w."""
+    acc = 0.0
+    for j in range(X.shape[1]):
+        acc += X[i, j] * w[j]
+    return acc
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
+def axpy_row(X, i, a, out):
+    """out += a * X[i]."""
+    for j in range(X.shape[1]):
+        out[j] += a * X[i, j]
+
+
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def margins(X, w, i, K, z):
     """z = W.T @ X[i] for the flat parameter vector w."""
     p = X.shape[1]
+    if K == 1:  # the common case: a plain dot product the compiler can vectorise
+        acc = 0.0
+        for j in range(p):
+            acc += X[i, j] * w[j]
+        z[0] = acc
+        return
     for k in range(K):
         z[k] = 0.0
     for j in range(p):
@@ -43,19 +72,25 @@ def margins(X, w, i, K, z):
             z[k] += xij * w[j * K + k]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def example_derivative(X, Y, w, i, loss_id, tau, z, s):
     """Margins of example i into z, its clipped loss derivative into s (both length K)."""
     K = Y.shape[1]
     margins(X, w, i, K, z)
-    loss_derivative(loss_id, z, Y[i], K, s)
+    loss_derivative(loss_id, z, Y, i, K, s)
     clip_vector(s, K, tau)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, fastmath=_FAST)
 def add_example_gradient(X, i, s, K, scale, out):
     """out += scale * outer(X[i], s) (flattened)."""
     p = X.shape[1]
+    if K == 1:
+        a = scale * s[0]
+        if a != 0.0:
+            for j in range(p):
+                out[j] += a * X[i, j]
+        return
     for j in range(p):
         xij = X[i, j] * scale
         for k in range(K):
@@ -68,6 +103,13 @@ def clipped_gradient_sum(X, Y, w, idx, m, loss_id, tau, out, z, s):
     K = Y.shape[1]
     for j in range(out.shape[0]):
         out[j] = 0.0
+    if K == 1 and loss_id != MULTINOMIAL:  # scalar fast path (vectorised dot and axpy)
+        for r in range(m):
+            i = idx[r]
+            d = scalar_derivative(loss_id, dot_row(X, i, w), Y[i, 0], tau)
+            if d != 0.0:
+                axpy_row(X, i, d, out)
+        return
     for r in range(m):
         i = idx[r]
         example_derivative(X, Y, w, i, loss_id, tau, z, s)
@@ -83,10 +125,19 @@ def value_and_gradient(X, Y, w, loss_id, tau, lam, out, z, s):
         out[j] = 0.0
     total = 0.0
     inv_n = 1.0 / n
+    if K == 1 and loss_id != MULTINOMIAL:  # scalar fast path
+        for i in range(n):
+            z[0] = dot_row(X, i, w)
+            s[0] = scalar_derivative(loss_id, z[0], Y[i, 0], np.inf)
+            total += huber_value(loss_id, z, Y, i, 1, s, tau)
+            d = min(max(s[0], -tau), tau)
+            if d != 0.0:
+                axpy_row(X, i, d * inv_n, out)
+        n = 0  # skip the generic loop
     for i in range(n):
         margins(X, w, i, K, z)
-        loss_derivative(loss_id, z, Y[i], K, s)
-        total += huber_value(loss_id, z, Y[i], K, s, tau)
+        loss_derivative(loss_id, z, Y, i, K, s)
+        total += huber_value(loss_id, z, Y, i, K, s, tau)
         clip_vector(s, K, tau)
         add_example_gradient(X, i, s, K, inv_n, out)
     reg = 0.0

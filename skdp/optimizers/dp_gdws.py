@@ -30,12 +30,13 @@ __all__ = ["DPGDWS"]
 @njit(cache=True, nogil=True)
 def _dp_gdws_kernel(
     X, Y, w, loss_id, tau, lam, n_steps, q, inv_batch, step, smoothing, mechanism, noise_scale,
-    rng, perm, trace,
+    rng, perm, trace, replay,
 ):
     """T steps of g~_t = (1-b) g~_{t-1} + b (noisy mean gradient), w -= step * g~_t.
 
     The released quantity of step t is the noisy *sum* of clipped per-example gradients over the
     Poisson batch; it is divided by the public expected batch size ``1 / inv_batch``.
+    With ``replay``, ``trace[:, 1]`` holds a recorded run's releases and is released instead.
     """
     n = X.shape[0]
     D = w.shape[0]
@@ -51,7 +52,9 @@ def _dp_gdws_kernel(
         if tracing:
             trace[t, 0, :] = g
         add_noise(rng, g, mechanism, noise_scale)
-        if tracing:
+        if replay:  # release what the recorded run released (record/replay tests)
+            g[:] = trace[t, 1, :]
+        elif tracing:
             trace[t, 1, :] = g
         for j in range(D):
             gj = g[j] * inv_batch + lam * w[j]
@@ -93,7 +96,7 @@ class DPGDWS(DPOptimizer):
     smoothing : float in (0, 1] or "auto", default="auto"
         Weight of the new gradient in the running average (the thesis's beta; 1 is plain DP-GD).
         "auto": 0.1 for a private fit (the thesis's best value); at ``epsilon=inf`` the value
-        that makes the heavy ball accelerated, ``2 r / (1 + r)`` with ``r = sqrt(mu / L)``.
+        that makes the momentum accelerated, ``2 r / (1 + r)`` with ``r = sqrt(mu / L)``.
     step : "noise_adaptive", "c_over_L" or float, default="noise_adaptive"
         "noise_adaptive": the thesis's rule (Th-4.21) in mean form, capped so that
         ``step * smoothing <= 1/L``; "c_over_L": ``c / (L * smoothing)`` (the paper's heavy-ball
@@ -103,6 +106,10 @@ class DPGDWS(DPOptimizer):
     mechanism : {"gaussian", "laplace"}, default="gaussian"
     tol : float, default=1e-6
         Gradient-norm tolerance of the non-private fit (``epsilon=inf`` only).
+
+    At ``epsilon=inf`` there is nothing to protect: the fit uses the same momentum with
+    Nesterov's look-ahead and adaptive restart (see :mod:`skdp.optimizers._heavy_ball`) and stops
+    on ``tol``, so that it reaches the optimum of the objective.
 
     Notes
     -----
@@ -115,6 +122,7 @@ class DPGDWS(DPOptimizer):
     """
 
     name = "dp_gdws"
+    supports_replay = True
 
     def __init__(
         self, max_iter=None, batch_size=None, smoothing="auto", step="noise_adaptive", c=1.0,
@@ -197,7 +205,7 @@ class DPGDWS(DPOptimizer):
         step = 0.25 / math.sqrt(n_steps + 1) / denom if denom > 0 else math.inf
         return min(step, 1.0 / (smoothing * L))
 
-    def _solve_private(self, problem, budget, rng, record_trace):
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None):
         self._check_params()
         n_steps = self._n_steps(private=True)
         q = batch_fraction(self.batch_size, problem.n_samples)
@@ -206,11 +214,17 @@ class DPGDWS(DPOptimizer):
         step = self._step_size(problem, n_steps, q, noise_scale, smoothing)
         w = np.zeros(problem.dim)
         perm = np.arange(problem.n_samples, dtype=np.int64)
-        trace = np.zeros((n_steps, 2, problem.dim)) if record_trace else empty_trace()
+        if replay is not None:
+            trace = np.array(replay, dtype=np.float64, copy=True)
+            if trace.shape != (n_steps, 2, problem.dim):
+                raise ValueError(f"replay must have shape {(n_steps, 2, problem.dim)}")
+        else:
+            trace = np.zeros((n_steps, 2, problem.dim)) if record_trace else empty_trace()
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         _dp_gdws_kernel(
             problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, n_steps, q,
             1.0 / (q * problem.n_samples), step, smoothing, mech, noise_scale, rng, perm, trace,
+            replay is not None,
         )
         return OptimizeResult(
             coef=w.reshape(problem.n_params, problem.n_outputs),

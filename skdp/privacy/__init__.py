@@ -1,6 +1,6 @@
 """Privacy accounting: events, the RDP/zCDP accountant, calibration, and the noise chokepoint."""
 
-from .accountant import ACCOUNTANTS, calibrate_noise_multiplier, compute_epsilon
+from .accountant import ACCOUNTANTS, calibrate_noise_multiplier, compute_epsilon, rdp_epsilon_and_order
 from .events import (
     NEIGHBOURING_RELATION,
     ComposedEvent,
@@ -32,6 +32,7 @@ __all__ = [
     "PrivacyRecord",
     "calibrate_noise_multiplier",
     "compute_epsilon",
+    "rdp_epsilon_and_order",
     "epsilon_from_rdp",
     "rdp_gaussian",
     "rdp_poisson_subsampled_gaussian",

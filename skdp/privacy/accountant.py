@@ -18,17 +18,18 @@ from scipy import optimize
 from .events import NonPrivateEvent
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
 
-__all__ = ["compute_epsilon", "calibrate_noise_multiplier", "ACCOUNTANTS"]
+__all__ = ["compute_epsilon", "calibrate_noise_multiplier", "rdp_epsilon_and_order", "ACCOUNTANTS"]
 
 ACCOUNTANTS = ("rdp", "pld")
 
 
-def _rdp_epsilon(event, delta, orders=DEFAULT_ORDERS):
+def rdp_epsilon_and_order(event, delta, orders=DEFAULT_ORDERS):
+    """(epsilon, order): the RDP-route epsilon and the Rényi order that attains it."""
     orders = np.asarray(orders, dtype=float)
     rdp = event.rdp(orders)
     eps, best = epsilon_from_rdp(orders, rdp, delta)
     if not np.isfinite(eps):
-        return eps
+        return eps, best
     # Refine between the neighbouring grid orders: every order > 1 gives a valid bound.
     k = int(np.searchsorted(orders, best))
     lo = orders[k - 1] if k > 0 else 1.0 + 1e-6
@@ -39,8 +40,12 @@ def _rdp_epsilon(event, delta, orders=DEFAULT_ORDERS):
 
     res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6})
     if res.success and res.fun < eps:
-        eps = float(f(res.x))  # recompute at the returned order: the value reported is exact
-    return max(0.0, eps)
+        eps, best = float(f(res.x)), float(res.x)  # recomputed at that order: exact
+    return max(0.0, eps), best
+
+
+def _rdp_epsilon(event, delta):
+    return rdp_epsilon_and_order(event, delta)[0]
 
 
 def _pld_epsilon(event, delta):

@@ -1,0 +1,237 @@
+"""The estimator layer: optimum at epsilon=inf, determinism, pipelines, validation, no mutation."""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import Normalizer, scale
+from sklearn.utils.estimator_checks import _regression_dataset
+
+from skdp import DPGDWS, DPLinearSVC, DPLogisticRegression, DPRidge
+from skdp.linear_model._base import clip_rows
+
+from ._helpers import (
+    adult_subset,
+    breast_cancer,
+    diabetes,
+    iris,
+    needs_shared_data,
+    relative_objective_gap,
+)
+
+KINDS = {"logistic": DPLogisticRegression, "svc": DPLinearSVC, "ridge": DPRidge}
+
+
+def _data(kind, multiclass=False):
+    if kind == "ridge":
+        return diabetes()
+    return iris() if multiclass else breast_cancer()
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("reg", [0.1, 1.0])
+def test_epsilon_inf_reaches_sklearn_optimum_bundled(kind, reg):
+    X, y = _data(kind)
+    param = "alpha" if kind == "ridge" else "C"
+    est = KINDS[kind](epsilon=np.inf, **{param: reg}).fit(X, y)
+    assert est.epsilon_ == np.inf
+    assert relative_objective_gap(kind, est, X, y, reg) < 1e-4
+
+
+@pytest.mark.parametrize("kind", ["logistic", "svc"])
+def test_epsilon_inf_reaches_sklearn_optimum_multiclass(kind):
+    X, y = iris()
+    est = KINDS[kind](epsilon=np.inf).fit(X, y)
+    assert est.coef_.shape == (3, X.shape[1])
+    assert relative_objective_gap(kind, est, X, y, 1.0) < 1e-4
+
+
+@needs_shared_data
+@pytest.mark.parametrize("kind", ["logistic", "svc"])
+def test_epsilon_inf_reaches_sklearn_optimum_adult(kind):
+    X, y, _, _ = adult_subset(8000)
+    est = KINDS[kind](epsilon=np.inf).fit(X, y)
+    assert relative_objective_gap(kind, est, X, y, 1.0) < 1e-4
+
+
+@needs_shared_data
+def test_epsilon_inf_ridge_on_adult_targets():
+    # regression on Adult: predict the (binary) income label as a target in [-1, 1]
+    X, y, _, _ = adult_subset(8000)
+    t = 2.0 * y - 1.0
+    est = DPRidge(epsilon=np.inf, alpha=1.0).fit(X, t)
+    assert relative_objective_gap("ridge", est, X, t, 1.0) < 1e-4
+
+
+def test_ridge_check_data_without_noise():
+    # The data of sklearn's check_regressors_train, with public bounds that cover it and no
+    # noise: the estimator itself is a correct ridge (the poor_score tag is only for DP noise).
+    X, y = _regression_dataset()
+    y = scale(y)
+    est = DPRidge(epsilon=np.inf, alpha=0.01, data_norm=8.0, y_bounds=(-4, 4)).fit(X, y)
+    assert est.score(X, y) > 0.5
+
+
+def test_same_seed_same_model_different_seed_different_model():
+    X, y = breast_cancer()
+    a = DPLogisticRegression(random_state=3).fit(X, y)
+    b = DPLogisticRegression(random_state=3).fit(X, y)
+    c = DPLogisticRegression(random_state=4).fit(X, y)
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    assert not np.allclose(a.coef_, c.coef_)
+
+
+def test_fitted_attributes_and_privacy_record():
+    X, y = breast_cancer()
+    est = DPLogisticRegression(epsilon=0.7, delta=1e-6, random_state=0).fit(X, y)
+    assert 0 < est.epsilon_ <= 0.7
+    assert est.delta_ == 1e-6
+    assert est.noise_multiplier_ > 0
+    rec = est.privacy_record_
+    assert rec.n_steps == est.n_iter_ and rec.mechanism == "gaussian"
+    assert "zero-out" in rec.relation and rec.sampling == "full batch"
+    assert est.dp_event_ is rec.event
+    assert est.classes_.tolist() == [0, 1]
+    assert est.coef_.shape == (1, X.shape[1]) and est.intercept_.shape == (1,)
+    # the parameters are untouched by fit
+    assert est.get_params()["delta"] == 1e-6 and est.get_params()["optimizer"] == "dp_gdws"
+
+
+def test_default_delta_depends_on_n_only_and_is_well_below_one_over_n():
+    X, y = breast_cancer()
+    est = DPLogisticRegression(random_state=0).fit(X, y)
+    n = X.shape[0]
+    assert est.delta_ <= 0.1 / n
+    est2 = DPLogisticRegression(random_state=0).fit(X[::-1], y[::-1])
+    assert est2.delta_ == est.delta_
+
+
+def test_more_privacy_costs_accuracy_on_average():
+    X, y = breast_cancer()
+    lo = np.mean([DPLogisticRegression(epsilon=0.05, random_state=s).fit(X, y).score(X, y) for s in range(5)])
+    hi = np.mean([DPLogisticRegression(epsilon=5.0, random_state=s).fit(X, y).score(X, y) for s in range(5)])
+    assert hi > lo
+    assert hi > 0.9
+
+
+def test_classes_parameter_and_unknown_label():
+    X, y = breast_cancer()
+    est = DPLogisticRegression(classes=[0, 1, 2], random_state=0).fit(X, y)
+    assert est.classes_.tolist() == [0, 1, 2] and est.coef_.shape[0] == 3
+    with pytest.raises(ValueError, match="not in classes"):
+        DPLogisticRegression(classes=[0, 2]).fit(X, y)
+
+
+def test_pipeline_in_grid_search_over_epsilon():
+    X, y = breast_cancer()
+    pipe = make_pipeline(Normalizer(), DPLogisticRegression(random_state=0))
+    search = GridSearchCV(pipe, {"dplogisticregression__epsilon": [0.5, 2.0, np.inf]}, cv=3)
+    search.fit(X, y)
+    assert search.best_score_ > 0.8
+    assert set(search.cv_results_["param_dplogisticregression__epsilon"]) == {0.5, 2.0, np.inf}
+
+
+def test_nested_optimizer_parameters_in_grid_search():
+    X, y = breast_cancer()
+    est = DPLogisticRegression(optimizer=DPGDWS(max_iter=50), random_state=0)
+    assert est.get_params(deep=True)["optimizer__max_iter"] == 50
+    search = GridSearchCV(est, {"optimizer__max_iter": [20, 80]}, cv=2).fit(X, y)
+    assert search.best_estimator_.optimizer.max_iter in (20, 80)
+    assert search.best_estimator_.n_iter_ == search.best_estimator_.optimizer.max_iter
+
+
+def test_clone_and_pickle():
+    X, y = breast_cancer()
+    est = DPLinearSVC(epsilon=2.0, random_state=1).fit(X, y)
+    again = pickle.loads(pickle.dumps(est))
+    np.testing.assert_array_equal(again.predict(X), est.predict(X))
+    assert again.epsilon_ == est.epsilon_
+    fresh = clone(est)
+    assert not hasattr(fresh, "coef_")
+
+
+def test_pandas_input_keeps_feature_names():
+    pd = pytest.importorskip("pandas")
+    X, y = breast_cancer()
+    df = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])])
+    est = DPLogisticRegression(random_state=0).fit(df, pd.Series(y))
+    assert list(est.feature_names_in_) == list(df.columns)
+    np.testing.assert_array_equal(est.predict(df), est.predict(X))
+
+
+def test_fit_never_mutates_the_callers_arrays():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 5)) * 10  # rows far above data_norm: clipping happens in a copy
+    y = (X[:, 0] > 0).astype(int)
+    X0, y0 = X.copy(), y.copy()
+    DPLogisticRegression(random_state=0).fit(X, y)
+    DPRidge(random_state=0).fit(X, X[:, 1] / 10)
+    np.testing.assert_array_equal(X, X0)
+    np.testing.assert_array_equal(y, y0)
+
+
+def test_clip_rows_bounds_norms_and_appends_intercept():
+    X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+    out = clip_rows(X, 1.0, 2.0)
+    np.testing.assert_allclose(np.linalg.norm(out[:, :2], axis=1), [1.0, 0.5, 0.0])
+    np.testing.assert_allclose(out[:, 2], 2.0)
+    np.testing.assert_array_equal(X, [[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
+
+
+def test_ridge_targets_are_clipped_to_public_bounds():
+    X, y = diabetes()
+    far = y.copy()
+    far[0] = 1e9  # one absurd target: clipped to the bound, so it moves the model little
+    a = DPRidge(epsilon=np.inf).fit(X, y)
+    b = DPRidge(epsilon=np.inf).fit(X, far)
+    assert np.max(np.abs(a.coef_ - b.coef_)) < 0.05
+
+
+@pytest.mark.parametrize(
+    "params, match",
+    [
+        ({"epsilon": 0}, "epsilon must be > 0"),
+        ({"epsilon": -1.0}, "epsilon must be > 0"),
+        ({"epsilon": np.nan}, "epsilon must be a real"),
+        ({"delta": 0.0}, "delta must be None or a real number in \\(0, 1\\)"),
+        ({"delta": 1.0}, "delta must be None or a real number in \\(0, 1\\)"),
+        ({"optimizer": "dp_nope"}, "unknown optimizer 'dp_nope'"),
+        ({"data_norm": -1.0}, "data_norm must be a finite real number > 0"),
+        ({"C": 0.0}, "C must be a finite real number > 0"),
+        ({"accountant": "moments"}, "accountant must be one of"),
+    ],
+)
+def test_bad_parameters_raise_clear_errors(params, match):
+    X, y = breast_cancer()
+    with pytest.raises(ValueError, match=match):
+        DPLogisticRegression(**params).fit(X, y)
+
+
+def test_bad_data_raises_clear_errors():
+    X, y = breast_cancer()
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DPLogisticRegression().fit(Xn, y)
+    Xi = X.copy()
+    Xi[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        DPLogisticRegression().fit(Xi, y)
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        DPLogisticRegression().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="only one class"):
+        DPLogisticRegression().fit(X, np.zeros_like(y))
+    with pytest.raises(ValueError, match="features"):
+        DPLogisticRegression().fit(X, y).predict(X[:, :3])
+    with pytest.raises(ValueError, match="y_bounds"):
+        DPRidge(y_bounds=(1, 0)).fit(*diabetes())
+
+
+def test_sparse_input_is_rejected_clearly():
+    sp = pytest.importorskip("scipy.sparse")
+    X, y = breast_cancer()
+    with pytest.raises(ValueError, match="sparse"):
+        DPLogisticRegression().fit(sp.csr_matrix(X), y)
