@@ -49,7 +49,8 @@ def test_rdp_matches_dp_accounting(q, sigma, steps, delta):
     ref = acc._rdp
     finite = np.isfinite(ref)
     assert np.array_equal(np.isfinite(mine), finite)
-    np.testing.assert_allclose(mine[finite], ref[finite], rtol=1e-6)
+    # (atol: RDP values below 1e-12 are log(1 + x) at rounding level in either library)
+    np.testing.assert_allclose(mine[finite], ref[finite], rtol=1e-6, atol=1e-12)
     # the converted epsilon on the same grid of orders
     eps_grid, _ = epsilon_from_rdp(DEFAULT_ORDERS, mine, delta)
     assert eps_grid == pytest.approx(eps_ref, rel=1e-6)
