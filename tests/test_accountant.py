@@ -137,3 +137,14 @@ def test_subsampled_rdp_is_monotone_in_q_and_sigma():
     c = rdp_poisson_subsampled_gaussian(0.01, 1.5, o)
     fin = np.isfinite(b)
     assert np.all(a[fin] <= b[fin]) and np.all(c[fin] <= a[fin])
+
+
+def test_pld_calibration_is_bracketed_and_never_overshoots():
+    def make(z):
+        return SelfComposedEvent(PoissonGaussianEvent(0.01, z), 500)
+
+    z_pld, eps_pld = calibrate_noise_multiplier(make, 1.0, 1e-5, accountant="pld")
+    z_rdp, _ = calibrate_noise_multiplier(make, 1.0, 1e-5)
+    assert eps_pld <= 1.0
+    assert z_pld <= z_rdp  # the tighter accountant needs no more noise
+    assert compute_epsilon(make(z_pld * 0.99), 1e-5, accountant="pld") > 1.0 * 0.99

@@ -109,7 +109,14 @@ def calibrate_noise_multiplier(make_event, target_epsilon, delta, accountant="rd
     def eps_of(z):
         return compute_epsilon(make_event(z), delta, accountant)
 
-    hi = max(lower, 1.0)
+    if accountant == "pld":
+        # PLD at a tiny noise multiplier discretises an enormous privacy loss (tens of GiB):
+        # bracket from the RDP answer instead, which PLD (the tighter accountant) always meets.
+        hi, _ = calibrate_noise_multiplier(make_event, target_epsilon, delta, "rdp", lower)
+        lower = hi / 2.0
+        while lower > 1e-3 and eps_of(lower) <= target_epsilon:
+            lower /= 2.0
+    hi = max(lower, 1.0) if accountant != "pld" else hi
     while eps_of(hi) > target_epsilon:
         hi *= 2.0
         if hi > 1e12:
