@@ -36,7 +36,8 @@ def rdp_epsilon_and_order(event, delta, orders=DEFAULT_ORDERS):
     hi = orders[k + 1] if k + 1 < len(orders) else best * 2.0
 
     def f(a):
-        return epsilon_from_rdp([a], event.rdp(np.array([a])), delta)[0]
+        value = epsilon_from_rdp([a], event.rdp(np.array([a])), delta)[0]
+        return value if np.isfinite(value) else 1e300  # orders with no finite bound lose
 
     res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6})
     if res.success and res.fun < eps:

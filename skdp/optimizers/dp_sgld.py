@@ -1,0 +1,446 @@
+"""dp_sgld: noisy (stochastic) gradient Langevin dynamics, releasing the last iterate only.
+
+Ryffel, Bach, Pointcheval (2022), *Differential privacy guarantees for stochastic gradient
+Langevin dynamics* (arXiv 2201.11980); Chourasia, Ye, Shokri (2021), *Differential privacy
+dynamics of Langevin diffusion and noisy gradient descent*, NeurIPS. The privacy analysis lives
+in :mod:`skdp.privacy.langevin`; see ``docs/optimizers/dp_sgld.rst`` for the deviations.
+"""
+
+import math
+import warnings
+
+import numpy as np
+from numba import njit
+
+from ..privacy import (
+    NEIGHBOURING_RELATION,
+    GaussianEvent,
+    PoissonGaussianEvent,
+    PrivacyRecord,
+    SelfComposedEvent,
+    calibrate_noise_multiplier,
+    compute_epsilon,
+)
+from ..privacy.langevin import LangevinEvent, kappa
+from ..privacy.noise import add_gaussian_noise
+from ..privacy.rdp import DEFAULT_ORDERS, epsilon_from_rdp
+from ._base import DPOptimizer, OptimizeResult, batch_fraction, empty_trace, nonprivate_record
+from ._glm import clipped_gradient_sum, poisson_batch
+from ._heavy_ball import momentum_to_optimum
+
+__all__ = ["DPSGLD"]
+
+FULL = 0
+POISSON = 1
+UNIFORM = 2
+
+#: Cap on the default number of passes over the data (when the saturation point lam T >= 8 needs
+#: more, i.e. for very weak regularisation).
+DEFAULT_MAX_EPOCHS = 1000
+#: Default Langevin time target: lam T >= 8, where the bound is within 2% of its limit.
+SATURATION = 8.0
+
+
+@njit(cache=True, nogil=True)
+def _uniform_batch(rng, n, m, perm):
+    """A uniformly random m-subset of range(n) (no duplicates) into ``perm[:m]``; returns m.
+
+    Partial Fisher-Yates on the persistent permutation: whatever the starting order, the first m
+    entries are a uniform m-subset, independent of the previous steps' subsets.
+    """
+    for j in range(m):
+        k = j + rng.integers(0, n - j)
+        tmp = perm[j]
+        perm[j] = perm[k]
+        perm[k] = tmp
+    return m
+
+
+@njit(cache=True, nogil=True)
+def _project(w, radius):
+    """Euclidean projection onto the ball of the given radius (no-op for radius <= 0)."""
+    if radius <= 0.0:
+        return
+    nrm = 0.0
+    for j in range(w.shape[0]):
+        nrm += w[j] * w[j]
+    nrm = math.sqrt(nrm)
+    if nrm > radius:
+        f = radius / nrm
+        for j in range(w.shape[0]):
+            w[j] *= f
+
+
+@njit(cache=True, nogil=True)
+def _sgld_kernel(
+    X, Y, w, loss_id, tau, lam, etas, sampling, q, batch, inv_batch, sigma, init_std, radius,
+    rng, perm, trace,
+):
+    """theta_0 ~ Pi(N(0, init_std^2 I)), then for each step k
+    theta <- Pi(theta - eta_k (g_k / m + lam theta) + sqrt(2 eta_k) sigma Z).
+
+    ``g_k`` is the sum of clipped per-example gradients over the step's batch (all rows, a Poisson
+    sample with rate q, or a uniform subset of exactly ``batch`` rows) and ``m = 1 / inv_batch`` is
+    the public batch size (n, q n or batch). The Langevin noise is added to the gradient *sum*
+    with std ``m sigma sqrt(2 / eta_k)``, which is exactly ``sqrt(2 eta_k) sigma`` on the
+    parameters; the released quantity of step k (what ``trace`` records) is that noisy sum.
+    """
+    n = X.shape[0]
+    D = w.shape[0]
+    K = Y.shape[1]
+    g = np.zeros(D)
+    z = np.zeros(K)
+    s = np.zeros(K)
+    tracing = trace.shape[0] > 0
+    # Data-independent initialisation (the paper's N(0, 2 sigma^2 / lam I), then projected).
+    add_gaussian_noise(rng, w, init_std)
+    _project(w, radius)
+    for t in range(etas.shape[0]):
+        eta = etas[t]
+        if sampling == POISSON:
+            m = poisson_batch(rng, n, q, perm)
+        elif sampling == UNIFORM:
+            m = _uniform_batch(rng, n, batch, perm)
+        else:
+            m = n
+        clipped_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, z, s)
+        if tracing:
+            trace[t, 0, :] = g
+        add_gaussian_noise(rng, g, sigma * math.sqrt(2.0 / eta) / inv_batch)
+        if tracing:
+            trace[t, 1, :] = g
+        a = eta * inv_batch
+        shrink = 1.0 - eta * lam
+        for j in range(D):
+            w[j] = shrink * w[j] - a * g[j]
+        _project(w, radius)
+    return etas.shape[0]
+
+
+class DPSGLD(DPOptimizer):
+    """Noisy (stochastic) gradient Langevin dynamics, last iterate released (DP-GLD / DP-SGLD).
+
+    ``theta_{k+1} = Pi_C(theta_k - eta_k grad F_B(theta_k) + sqrt(2 eta_k) sigma Z_k)`` with
+    ``Z_k ~ N(0, I)`` on every coordinate (intercept included), ``theta_0 ~ Pi_C(N(0, 2 sigma^2 /
+    lam I))``, ``F_B`` the mean clipped-loss gradient over the step's batch plus ``lam theta``.
+    Only the last iterate is released. With full batches (the default) the privacy loss of the
+    last iterate stays bounded however many steps are taken (Chourasia et al. 2021).
+
+    **Objective and constants** (public, from the :class:`~skdp.optimizers.Problem`): the
+    per-example loss derivative is clipped to ``tau = problem.clip`` (for one output this is the
+    derivative of a Huberised loss: Huber ridge, Huberised squared hinge; logistic and multinomial
+    at the default ``tau`` are exact), rows to norm ``R``; so a per-example gradient is bounded by
+    ``G = tau R`` (the Lipschitz constant), the objective is ``beta = curvature R^2 + lam`` smooth
+    and ``lam`` strongly convex (the intercept is regularised too).
+
+    **Neighbouring relation and sensitivity.** Zero-out (add/remove one record, n public; a null
+    record is an all-zero row and contributes a zero gradient). One record moves the mean gradient
+    (the Langevin drift) by at most ``S = G / n`` and the gradient sum of a step by at most ``G``.
+    The papers state replace-one, ``S = 2 L / n``; their analysis holds for any S, so with
+    zero-out every rho below is a quarter of the replace-one value at equal ``L = G``.
+
+    **Accounting** (``sigma`` is the temperature: parameter noise ``sqrt(2 eta_k) sigma``;
+    ``T = sum_k eta_k``, summed exactly):
+
+    * full batch (default): ``eps_RDP(alpha) = alpha rho`` with ``rho = min(rho_L, rho_C)``,
+      ``rho_L = S^2 (1 - exp(-lam T / 2)) / (lam sigma^2)`` (Langevin, last iterate only; needs
+      ``eta_k < 1 / beta``, the Gaussian initialisation and a drift that is the gradient of a
+      lam-strongly convex beta-smooth function, which holds for one output or a loss whose clip
+      is inactive; otherwise only ``rho_C`` is used) and ``rho_C = S^2 T / (4 sigma^2)`` (plain
+      composition of the per-step Gaussian mechanisms). ``rho_L <= S^2 / (lam sigma^2)`` for any
+      number of steps. The estimator's ``accountant="pld"`` cannot express the Langevin curve:
+      it is converted by the RDP route (the record says so).
+    * mini-batch, ``accountant="auto"``: Poisson sampling with rate q, each step a
+      Poisson-subsampled Gaussian mechanism on the gradient sum with noise multiplier
+      ``z = m sigma sqrt(2 / eta_k) / G`` (m = q n), composed over the steps (Mironov et al.
+      2019). Proven; the loss grows with the number of steps.
+    * mini-batch, ``accountant="ryffel2022"``: the paper's claim that the full-batch Langevin bound
+      also holds for independent uniform batches of exactly m rows. **Not proven** (the proof
+      conditions on the prior inclusion probability; the spec has a counterexample where the true
+      epsilon is 10x the claim); opt-in only, with a ``UserWarning``.
+
+    sigma is calibrated (bisection, never above the target) from public quantities only; no
+    step count, batch distribution or stopping rule depends on the data in a private fit.
+
+    Parameters
+    ----------
+    max_iter : int or None, default=None
+        Number of passes over the data (epochs; a full-batch step is one pass; a mini-batch
+        epoch is ``ceil(1 / q)`` steps). None: the first step count with ``lam T >= 8`` (where
+        the Langevin bound is within 2% of its limit and the transient ``exp(-lam eta K)`` has
+        died out), at most 1000 epochs. At ``epsilon=inf``: the cap on gradient evaluations
+        (None: 100000), with early stopping on ``tol``.
+    batch_size : None, int or float, default=None
+        None: full batch. An int: the (expected) batch size m. A float in (0, 1]: the Poisson
+        sampling rate.
+    step : "auto" or float, default="auto"
+        Initial step eta_0. "auto": ``1 / (2 beta)``. The Langevin bound needs ``eta_0 < 1 / beta``
+        (a larger step falls back to the composition bound).
+    schedule : {"constant", "decreasing"}, default="constant"
+        "decreasing": ``eta_k = 1 / (1 / eta_0 + lam k / 2)`` (the paper's ``1 / (2 beta + lam k
+        / 2)`` by default), used by the gradient step and by the noise alike.
+    sigma : None or float > 0, default=None
+        None: calibrate the temperature to the budget. A float: use it; the fit reports the
+        epsilon it spends and raises if that exceeds the estimator's epsilon.
+    accountant : {"auto", "ryffel2022"}, default="auto"
+        Which analysis covers mini-batches (see above); full batch always uses the proven bound.
+    projection : None, "auto" or float > 0, default=None
+        Radius of the ball every iterate is projected onto. "auto": ``G / lam``, which contains
+        the optimum (``lam theta* = -grad F_data(theta*)``), so it costs nothing at the optimum
+        and keeps noisy iterates bounded. Data-independent.
+    tol : float, default=1e-6
+        Gradient-norm tolerance of the non-private fit (``epsilon=inf`` only).
+
+    Notes
+    -----
+    At ``epsilon=inf`` there is no noise and no clipping: noiseless SGLD is gradient descent, and
+    the fit runs it accelerated (heavy ball with restart, as dp_gdws) to the optimum of the
+    plain objective. Noise comes from a floating-point Gaussian sampler (the usual side-channel
+    caveat of Mironov 2012 applies). The fitted record (``privacy_record_``) holds ``sigma``,
+    ``rho``, ``n_steps``, ``epsilon``, ``delta``, the relation and the analysis in ``details``.
+    """
+
+    name = "dp_sgld"
+
+    def __init__(
+        self, max_iter=None, batch_size=None, step="auto", schedule="constant", sigma=None,
+        accountant="auto", projection=None, tol=1e-6,
+    ):
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.step = step
+        self.schedule = schedule
+        self.sigma = sigma
+        self.accountant = accountant
+        self.projection = projection
+        self.tol = tol
+
+    # -- parameters ---------------------------------------------------------------------------
+    def _check_params(self):
+        it = self.max_iter
+        if it is not None and (isinstance(it, bool) or int(it) < 1):
+            raise ValueError(f"max_iter must be an int >= 1 or None, got {self.max_iter!r}")
+        if self.step != "auto" and (isinstance(self.step, str) or not float(self.step) > 0):
+            raise ValueError(f"step must be 'auto' or a positive float, got {self.step!r}")
+        if self.schedule not in ("constant", "decreasing"):
+            raise ValueError(f"schedule must be 'constant' or 'decreasing', got {self.schedule!r}")
+        if self.sigma is not None and (
+            isinstance(self.sigma, str)
+            or not (float(self.sigma) > 0 and math.isfinite(float(self.sigma)))
+        ):
+            raise ValueError(f"sigma must be None or a finite float > 0, got {self.sigma!r}")
+        if self.accountant not in ("auto", "ryffel2022"):
+            raise ValueError(f"accountant must be 'auto' or 'ryffel2022', got {self.accountant!r}")
+        if self.projection not in (None, "auto") and (
+            isinstance(self.projection, str) or not float(self.projection) > 0
+        ):
+            raise ValueError(
+                f"projection must be None, 'auto' or a positive radius, got {self.projection!r}"
+            )
+        if not float(self.tol) > 0:
+            raise ValueError(f"tol must be > 0, got {self.tol!r}")
+
+    def _sampling(self, n):
+        """(sampling mode, q, exact batch size or 0, public batch size m, steps per epoch)."""
+        q = batch_fraction(self.batch_size, n)
+        if q >= 1.0:
+            if self.accountant == "ryffel2022":
+                raise ValueError(
+                    "accountant='ryffel2022' is the paper's mini-batch claim; full batch is always "
+                    "accounted with the proven bound: use accountant='auto' or set batch_size"
+                )
+            return FULL, 1.0, 0, float(n), 1
+        if self.accountant == "ryffel2022":
+            if not isinstance(self.batch_size, (int, np.integer)):
+                raise ValueError(
+                    "accountant='ryffel2022' needs uniform batches of a fixed size: give "
+                    f"batch_size as an int, got {self.batch_size!r}"
+                )
+            m = int(self.batch_size)
+            return UNIFORM, m / n, m, float(m), math.ceil(n / m)
+        return POISSON, q, 0, q * n, math.ceil(1.0 / q)
+
+    def _etas(self, problem, steps_per_epoch):
+        """The step sizes of a private fit (public: beta, lam, the hyper-parameters)."""
+        beta, lam = problem.smoothness, problem.lam
+        eta0 = 1.0 / (2.0 * beta) if self.step == "auto" else float(self.step)
+        if self.max_iter is not None:
+            n_steps = int(self.max_iter) * steps_per_epoch
+        else:
+            if self.schedule == "constant":
+                need = math.ceil(SATURATION / (lam * eta0))
+            else:
+                # sum_k 1/(1/eta0 + lam k/2) >= (2/lam) log(1 + lam eta0 K / 2): K from lam T >= 8
+                need = math.ceil(2.0 / (lam * eta0) * math.expm1(SATURATION / 2.0))
+            cap = DEFAULT_MAX_EPOCHS * steps_per_epoch
+            n_steps = int(min(need, cap))
+        if self.schedule == "constant":
+            return np.full(n_steps, eta0)
+        return 1.0 / (1.0 / eta0 + 0.5 * lam * np.arange(n_steps, dtype=np.float64))
+
+    def _projection_radius(self, problem):
+        if self.projection is None:
+            return 0.0
+        if self.projection == "auto":
+            return problem.gradient_bound / problem.lam
+        return float(self.projection)
+
+    @staticmethod
+    def _langevin_conditions(problem, etas):
+        """(ok, reason): whether the full-batch Langevin (hidden-state) bound applies."""
+        if not float(np.max(etas)) < 1.0 / problem.smoothness:
+            return False, "step >= 1/beta: Langevin bound not applicable, composition only"
+        if problem.n_outputs > 1 and not problem.loss.is_bounded(problem.clip):
+            return False, (
+                "joint clipping of a multi-output derivative is not the gradient of a convex "
+                "function: Langevin bound not applicable, composition only"
+            )
+        return True, "Langevin bound (Chourasia et al. 2021) and composition, minimum"
+
+    # -- private fit --------------------------------------------------------------------------
+    def _calibrate(self, problem, budget, etas, sampling, q, m_pub):
+        """(sigma, record details, event, accountant used, analysis). Public inputs only."""
+        n, G, lam = problem.n_samples, problem.gradient_bound, problem.lam
+        T = math.fsum(etas)
+        eta_max = float(np.max(etas))
+        n_steps = len(etas)
+        S = G / n  # drift sensitivity under zero-out
+        # z -> event, and the factor sigma = z * unit
+        if sampling == FULL:
+            ok, reason = self._langevin_conditions(problem, etas)
+            if ok:
+                def make(z):
+                    return LangevinEvent(z, lam, T, composition=True)
+                unit, analysis = S, "langevin+composition"
+            else:
+                # per-step Gaussian on eta_k * mean gradient: z_k = sigma sqrt(2/eta_k) / S,
+                # smallest at eta_max (a bound for a decreasing schedule, exact for a constant one)
+                def make(z):
+                    return SelfComposedEvent(GaussianEvent(z), n_steps)
+                unit, analysis = S / math.sqrt(2.0 / eta_max), "composition"
+        elif sampling == POISSON:
+            reason = "Poisson-subsampled Gaussian RDP (Mironov et al. 2019), composed"
+
+            def make(z):
+                return SelfComposedEvent(PoissonGaussianEvent(q, z), n_steps)
+            unit, analysis = G / (m_pub * math.sqrt(2.0 / eta_max)), "sgm"
+        else:
+            warnings.warn(
+                "accountant='ryffel2022' uses the mini-batch bound of Ryffel, Bach and Pointcheval "
+                "(2022), which is NOT proven: its proof conditions on the prior batch-inclusion "
+                "probability, and there are instances where the true epsilon is far above the "
+                "claim. The reported epsilon is not a guarantee. Use accountant='auto' (full "
+                "batch or Poisson-subsampled Gaussian accounting) for a proven bound.",
+                UserWarning,
+                stacklevel=4,
+            )
+            reason = "Ryffel et al. (2022) mini-batch claim, UNPROVEN"
+
+            def make(z):
+                return LangevinEvent(z, lam, T, composition=False, analysis="ryffel2022")
+            unit, analysis = S, "ryffel2022"
+        # dp-accounting's PLD has no Langevin event: the Langevin curve goes by the RDP route.
+        accountant = "rdp" if isinstance(make(1.0), LangevinEvent) else budget.accountant
+        if self.sigma is None:
+            z, _ = calibrate_noise_multiplier(make, budget.epsilon, budget.delta, accountant)
+        else:
+            z = float(self.sigma) / unit
+            spent = compute_epsilon(make(z), budget.delta, accountant)
+            if spent > budget.epsilon:
+                raise ValueError(
+                    f"sigma={self.sigma} spends epsilon={spent:.6g} > the target epsilon="
+                    f"{budget.epsilon:.6g} at delta={budget.delta:.3g}; increase sigma or epsilon"
+                )
+        event = make(z)
+        sigma = z * unit
+        details = {
+            "sigma": sigma,
+            "n_steps": n_steps,
+            "relation": NEIGHBOURING_RELATION,
+            "analysis": analysis,
+            "analysis_note": reason,
+            "proven": analysis != "ryffel2022",
+            "step": float(etas[0]),
+            "schedule": self.schedule,
+            "total_time": T,
+            "lam": lam,
+            "lam_T": lam * T,
+            "kappa": kappa(lam, T),
+            "smoothness": problem.smoothness,
+            "lipschitz": G,
+            "drift_sensitivity": S,
+            "batch_size": m_pub,
+            "sampling_rate": q,
+            "rdp_accountant": accountant,
+        }
+        lang = LangevinEvent(sigma / S, lam, T, composition=False)
+        details["rho_langevin"] = lang.rho_langevin
+        details["rho_composition"] = lang.rho_composition
+        details["rho_limit"] = lang.saturated_rho
+        if isinstance(event, LangevinEvent):
+            details["rho"] = event.rho
+        else:
+            # no linear RDP curve: the slope rdp(a*)/a* at the order that sets epsilon
+            rdp = event.rdp(DEFAULT_ORDERS)
+            _, a = epsilon_from_rdp(DEFAULT_ORDERS, rdp, budget.delta)
+            details["rho"] = float(rdp[np.searchsorted(DEFAULT_ORDERS, a)] / a)
+        return sigma, details, event, accountant, analysis
+
+    def _solve_private(self, problem, budget, rng, record_trace):
+        self._check_params()
+        n, G = problem.n_samples, problem.gradient_bound
+        sampling, q, batch, m_pub, per_epoch = self._sampling(n)
+        etas = self._etas(problem, per_epoch)
+        sigma, details, event, accountant, analysis = self._calibrate(
+            problem, budget, etas, sampling, q, m_pub
+        )
+        radius = self._projection_radius(problem)
+        details["projection_radius"] = radius if radius > 0 else None
+        n_steps = len(etas)
+        # DP-SGD-equivalent noise multiplier of one step: std of the noise on the gradient sum / G
+        z_step = m_pub * sigma * math.sqrt(2.0 / float(np.max(etas))) / G
+        sampling_name = {
+            FULL: "full batch",
+            POISSON: f"poisson(q={q:.6g})",
+            UNIFORM: f"uniform(m={batch})",
+        }[sampling]
+        record = PrivacyRecord.from_event(
+            event, budget.delta, accountant,
+            mechanism="langevin" if isinstance(event, LangevinEvent) else "gaussian",
+            noise_multiplier=z_step, sensitivity=G, n_steps=n_steps, sampling=sampling_name,
+            details=details,
+        )
+        details["epsilon"] = record.epsilon
+        details["delta"] = record.delta
+        w = np.zeros(problem.dim)
+        perm = np.arange(n, dtype=np.int64)
+        trace = np.zeros((n_steps, 2, problem.dim)) if record_trace else empty_trace()
+        _sgld_kernel(
+            problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, etas,
+            sampling, q, batch, 1.0 / m_pub, sigma, sigma * math.sqrt(2.0 / problem.lam), radius,
+            rng, perm, trace,
+        )
+        return OptimizeResult(
+            coef=w.reshape(problem.n_params, problem.n_outputs),
+            n_iter=math.ceil(n_steps / per_epoch),
+            record=record,
+            trace=trace if record_trace else None,
+            extras=dict(details),
+        )
+
+    # -- non-private fit ----------------------------------------------------------------------
+    def _solve_nonprivate(self, problem, rng):
+        self._check_params()
+        L, mu = problem.smoothness, problem.strong_convexity
+        r = math.sqrt(mu / L)
+        w = np.zeros(problem.dim)
+        max_iter = int(self.max_iter) if self.max_iter is not None else 100000
+        n_iter = momentum_to_optimum(
+            problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
+            (1.0 - r) / (1.0 + r), float(self.tol), max_iter,
+        )
+        return OptimizeResult(
+            coef=w.reshape(problem.n_params, problem.n_outputs),
+            n_iter=int(n_iter),
+            record=nonprivate_record(0),
+        )
