@@ -4,6 +4,7 @@
 >>> clf = DPLogisticRegression(epsilon=1.0, optimizer="dp_gdws")
 """
 
+from .ledger import BudgetExceededError, PrivacyLedger, compose
 from .linear_model import DPLinearSVC, DPLogisticRegression, DPRidge
 from .optimizers import DPOptimizer, available_optimizers
 from .optimizers.dp_gdws import DPGDWS
@@ -18,6 +19,10 @@ __all__ = [
     "DPOptimizer",
     "DPGDWS",
     "PrivacyRecord",
+    "PrivacyLedger",
+    "BudgetExceededError",
+    "compose",
+    "tuning_cost",
     "available_optimizers",
     "compute_epsilon",
     "__version__",
@@ -25,6 +30,10 @@ __all__ = [
 
 
 def __getattr__(name):
+    if name == "tuning_cost":  # lazy: skdp.model_selection imports the estimators
+        from .model_selection import tuning_cost
+
+        return tuning_cost
     # Optimizer classes added by later modules are importable from the top level when present.
     from . import optimizers
 

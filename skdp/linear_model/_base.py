@@ -11,6 +11,7 @@ from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
+from ..ledger import active_ledgers, charge, ledgers_to_charge, precheck
 from ..optimizers import Budget, Problem, resolve_optimizer
 from ..privacy import ACCOUNTANTS
 
@@ -94,8 +95,16 @@ class DPLinearModel(BaseEstimator):
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),
         )
         budget = Budget(epsilon=epsilon, delta=delta, accountant=self.accountant)
+        # The ledgers this fit charges (explicit, open contexts, carried to a worker process);
+        # the ceiling is checked before the kernel from the target budget, then exactly.
+        ledgers = ledgers_to_charge(
+            getattr(self, "ledger", None), getattr(self, "_skdp_context_ledgers", ())
+        )
+        source = type(self).__name__
+        precheck(ledgers, epsilon, delta, source)
         result = optimizer.solve(problem, budget, make_generator(self.random_state))
         record = result.record
+        charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples))
         self.privacy_record_ = record
         self.dp_event_ = record.event
         self.epsilon_ = record.epsilon
@@ -108,7 +117,38 @@ class DPLinearModel(BaseEstimator):
                 f"epsilon spent {self.epsilon_:.4g} at delta {self.delta_:.3g} "
                 f"({record.mechanism}, noise multiplier {self.noise_multiplier_:.4g})"
             )
+        if self.verbose >= 2:
+            print(
+                f"[{type(self).__name__}] released {record.n_steps} noisy steps, sampling "
+                f"{record.sampling}, sensitivity {record.sensitivity:.4g}, relation: "
+                f"{record.relation}"
+            )
+            for ledger in ledgers:
+                print(
+                    f"[{type(self).__name__}] {ledger._label()}: {len(ledger)} charges, "
+                    f"epsilon spent {ledger.spent():.4g} of {ledger.epsilon:.4g} at delta "
+                    f"{ledger.delta:.3g}"
+                )
         return result.coef
+
+    # -- ledgers across processes and clones ----------------------------------------------------
+    def __getstate__(self):
+        # An estimator pickled while a ledger context is open (for example sent to a loky
+        # worker by GridSearchCV(n_jobs=2)) carries the open ledgers, so that its fits in the
+        # worker are charged to them too (see skdp.ledger). Never carried any further.
+        state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
+        state.pop("_skdp_context_ledgers", None)
+        active = active_ledgers()
+        if active:
+            state["_skdp_context_ledgers"] = tuple(active)
+        return state
+
+    def __sklearn_clone__(self):
+        new = super().__sklearn_clone__()
+        carried = getattr(self, "_skdp_context_ledgers", None)
+        if carried:
+            new._skdp_context_ledgers = carried
+        return new
 
     def _split_coef(self, W):
         """(coef (K, d), intercept (K,)) in the original feature space from W of shape (p, K)."""

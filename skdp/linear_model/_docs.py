@@ -27,7 +27,15 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
     random_state : int, RandomState, Generator or None, default=None
         Seeds the batches and the noise. The same seed gives the same model.
     verbose : int, default=0
-        Print a summary of the fit and its privacy spend when > 0."""
+        0: silent. 1: print a one-line summary of the fit and its privacy spend. 2: also the
+        privacy record (steps, sampling, sensitivity, relation) and the running total of every
+        ledger the fit charged.
+    ledger : PrivacyLedger or None, default=None
+        A :class:`skdp.PrivacyLedger` charged with the privacy event of every fit (clones share
+        it, so the folds of a ``GridSearchCV`` are charged too). Fits are also charged to every
+        ledger open as a context manager. A fit that would pass a ledger's ceiling raises
+        :class:`skdp.BudgetExceededError`. Every fit charges anew: refitting the same estimator
+        composes another event."""
 
 PRIVACY_ATTRIBUTES = """epsilon_ : float
         Epsilon actually spent by the fit (at most ``epsilon``).

@@ -54,7 +54,7 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
     def __init__(
         self, epsilon=1.0, delta=None, optimizer="dp_gdws", C=1.0, fit_intercept=True,
         intercept_scaling=1.0, data_norm=1.0, derivative_clip="auto", classes=None,
-        accountant="rdp", random_state=None, verbose=0,
+        accountant="rdp", random_state=None, verbose=0, ledger=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -68,6 +68,7 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
+        self.ledger = ledger
 
     def fit(self, X, y):
         """Fit the model privately.

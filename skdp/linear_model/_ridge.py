@@ -41,7 +41,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
     def __init__(
         self, epsilon=1.0, delta=None, optimizer="dp_gdws", alpha=1.0, fit_intercept=True,
         intercept_scaling=1.0, data_norm=1.0, y_bounds=(-1.0, 1.0), derivative_clip="auto",
-        accountant="rdp", random_state=None, verbose=0,
+        accountant="rdp", random_state=None, verbose=0, ledger=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -55,6 +55,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
+        self.ledger = ledger
 
     def _check_y_bounds(self):
         try:

@@ -46,7 +46,7 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
     def __init__(
         self, epsilon=1.0, delta=None, optimizer="dp_gdws", C=1.0, loss="squared_hinge",
         fit_intercept=True, intercept_scaling=1.0, data_norm=1.0, derivative_clip="auto",
-        classes=None, accountant="rdp", random_state=None, verbose=0,
+        classes=None, accountant="rdp", random_state=None, verbose=0, ledger=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -61,6 +61,7 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         self.accountant = accountant
         self.random_state = random_state
         self.verbose = verbose
+        self.ledger = ledger
 
     def fit(self, X, y):
         """Fit the model privately.

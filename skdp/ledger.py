@@ -1,0 +1,687 @@
+"""A clone-safe privacy ledger: the privacy events of every fit, composed, with a ceiling.
+
+A :class:`PrivacyLedger` is charged by every skdp fit that sees it, either through the
+estimators' ``ledger=`` parameter or by being open as a context manager
+(``with PrivacyLedger(epsilon=8) as ledger: ...``). It keeps the :class:`~skdp.privacy.DPEvent`
+of each fit, composes them with the accountant (:func:`skdp.privacy.compute_epsilon`) and
+refuses, with :class:`BudgetExceededError`, a fit that would pass its ceiling.
+
+Why it survives scikit-learn
+----------------------------
+``clone`` deep-copies non-estimator parameters, which silently detaches diffprivlib's
+accountant. :meth:`PrivacyLedger.__deepcopy__` and ``__copy__`` return the ledger itself, so
+every clone made by ``GridSearchCV``, ``cross_val_score`` or a ``Pipeline`` charges the same
+ledger, and ``clone``'s identity check (``check_estimators_overwrite_params``) passes.
+
+Worker processes (``n_jobs > 1``)
+---------------------------------
+A process-based joblib backend (loky, multiprocessing) sends each worker a *pickled* copy of the
+estimator. Pickling a ledger (``__reduce__``) creates, once, a spool directory owned by the
+ledger; the copy unpickled in a worker ("replica") shares the ledger's id and that directory.
+Every charge made anywhere (the owner included, once the spool exists) is written to the spool
+as one file, atomically (write then rename), under a file lock that also covers the ceiling
+check, so concurrent workers cannot together pass the ceiling. Reading the ledger in any process
+reads the spool, so after ``GridSearchCV(n_jobs=2).fit`` the parent ledger holds the events of
+the fits that ran in the workers. Unpickling in the owner's process returns the owner itself
+(identity is kept). A ledger unpickled after its owner has gone (the spool was removed) becomes
+a detached copy holding the entries known when it was pickled.
+
+Estimators pickled while a ledger context is open carry the open ledgers with them (a private
+attribute set in ``__getstate__``, kept by ``clone``), so fits running in worker processes are
+charged to the context ledgers too. Threads share the process-wide context.
+
+This needs a file system shared by the processes (one machine). With a distributed backend
+(dask on several hosts) pass the fitted estimators' events to :meth:`PrivacyLedger.record` or
+:func:`compose` instead.
+"""
+
+from dataclasses import dataclass
+import itertools
+import math
+import numbers
+import os
+import pickle
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+import weakref
+
+import numpy as np
+
+from .privacy import ACCOUNTANTS, ComposedEvent, DPEvent, NonPrivateEvent, PrivacyRecord
+from .privacy import SelfComposedEvent, compute_epsilon
+
+try:  # POSIX advisory lock; released by the OS if a worker dies holding it
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None
+
+__all__ = ["PrivacyLedger", "BudgetExceededError", "LedgerEntry", "compose", "active_ledgers"]
+
+
+class BudgetExceededError(RuntimeError):
+    """A fit (or a search) would take a :class:`PrivacyLedger` past its ceiling.
+
+    Raised before the fit's kernel runs when the worst case of the fit already passes the
+    ceiling, or after it ran (the model is then discarded, never returned) when its exact event
+    does. Nothing that depends on the data is released in either case.
+    """
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """One charge of a ledger: the event of one fit (or one private search).
+
+    Attributes
+    ----------
+    event : DPEvent
+    epsilon, delta : float
+        The spend of this fit alone, as its own record reports it.
+    source : str
+        Class name of what was charged (``"DPLogisticRegression"``, ``"PrivateSearchCV"``...).
+    target_epsilon, target_delta : float
+        The budget the fit was calibrated to (``epsilon <= target_epsilon``).
+    n_samples : int or None
+    pid : int
+        Process that ran the fit.
+    time : float
+        ``time.time()`` when it was charged.
+    label : str or None
+    """
+
+    event: DPEvent
+    epsilon: float
+    delta: float
+    source: str
+    target_epsilon: float
+    target_delta: float
+    n_samples: object = None
+    pid: int = 0
+    time: float = 0.0
+    label: object = None
+
+
+# -- process-wide state ------------------------------------------------------------------------
+_REGISTRY = weakref.WeakValueDictionary()  # uid -> the ledger object of this process
+_ACTIVE = []  # open ledger contexts, process-wide (worker threads of a search share them)
+_ACTIVE_LOCK = threading.Lock()
+_LOCAL = threading.local()  # per-thread suspension (fits inside a private search, dry runs)
+_COUNTER = itertools.count()
+
+
+def active_ledgers():
+    """The ledgers whose context is open in this process, outermost first."""
+    with _ACTIVE_LOCK:
+        return list(dict.fromkeys(_ACTIVE))
+
+
+class _suspended:
+    """Within this context, fits made by the current thread charge no ledger.
+
+    Used by :class:`skdp.model_selection.PrivateSearchCV`, which charges its whole search as one
+    event, and for fits on synthetic public-shape data (which touch no private record).
+    """
+
+    def __enter__(self):
+        _LOCAL.depth = getattr(_LOCAL, "depth", 0) + 1
+        return self
+
+    def __exit__(self, *exc):
+        _LOCAL.depth -= 1
+        return False
+
+
+def _is_suspended():
+    return getattr(_LOCAL, "depth", 0) > 0
+
+
+def ledgers_to_charge(explicit=None, carried=()):
+    """The ledgers a fit made now must charge: ``explicit``, the open contexts and the
+    (still alive) ledgers carried by an estimator pickled inside a context; none while
+    charging is suspended in this thread. Duplicates removed, order kept."""
+    if _is_suspended():
+        return []
+    if explicit is not None and not isinstance(explicit, PrivacyLedger):
+        raise ValueError(f"ledger must be None or a PrivacyLedger; got {explicit!r}")
+    out = [] if explicit is None else [explicit]
+    out += active_ledgers()
+    out += [ledger for ledger in carried if ledger._alive()]
+    seen, unique = set(), []
+    for ledger in out:
+        if id(ledger) not in seen:
+            seen.add(id(ledger))
+            unique.append(ledger)
+    return unique
+
+
+# -- composition -------------------------------------------------------------------------------
+def _group(events):
+    """Equal events grouped as ``SelfComposedEvent(e, count)``: the same composition, cheaper
+    to account (one RDP curve per distinct event)."""
+    counts, order = {}, []
+    for e in events:
+        try:
+            key = hash(e)
+        except TypeError:  # unhashable event: its own group
+            key = ("id", id(e))
+        for cand in counts.get(key, ()):
+            if cand[0] is e or cand[0] == e:
+                cand[1] += 1
+                break
+        else:
+            cand = [e, 1]
+            counts.setdefault(key, []).append(cand)
+            order.append(cand)
+    return tuple(e if c == 1 else SelfComposedEvent(e, c) for e, c in order)
+
+
+def _as_events(item):
+    """The events charged by one item (see :func:`compose`)."""
+    if isinstance(item, DPEvent):
+        return [item]
+    if isinstance(item, PrivacyRecord):
+        return [item.event]
+    if isinstance(item, LedgerEntry):
+        return [item.event]
+    if isinstance(item, PrivacyLedger):
+        return item.events
+    event = getattr(item, "dp_event_", None)
+    if isinstance(event, DPEvent):
+        return [event]
+    if isinstance(item, (list, tuple)):
+        return [e for sub in item for e in _as_events(sub)]
+    raise TypeError(
+        "compose takes DPEvents, PrivacyRecords, fitted skdp estimators or searches (with "
+        f"dp_event_), ledgers, or lists of these; got {type(item).__name__}"
+    )
+
+
+def compose(items):
+    """The adaptive composition of the events of ``items``, as one :class:`ComposedEvent`.
+
+    Parameters
+    ----------
+    items : iterable
+        DPEvents, PrivacyRecords, fitted skdp estimators (their ``dp_event_``), fitted
+        :class:`~skdp.model_selection.PrivateSearchCV` objects, ledgers, or nested lists.
+        For example the ``estimator`` list of ``cross_validate(..., return_estimator=True)``.
+
+    Returns
+    -------
+    ComposedEvent
+        Charge it with ``skdp.compute_epsilon(event, delta)``.
+    """
+    events = [e for item in items for e in _as_events(item)]
+    return ComposedEvent(_group(events))
+
+
+class _Memo(DPEvent):
+    """An event whose RDP curve is cached per orders array (ledgers recompose the same events
+    at every charge; a subsampled-Gaussian curve costs milliseconds per order)."""
+
+    def __init__(self, event):
+        self.event = event
+        self._rdp = {}
+
+    def rdp(self, orders):
+        orders = np.asarray(orders, dtype=float)
+        key = orders.tobytes()
+        if key not in self._rdp:
+            self._rdp[key] = np.asarray(self.event.rdp(orders), dtype=float)
+        return self._rdp[key]
+
+    def pure_epsilon(self):
+        return self.event.pure_epsilon()
+
+    def to_dp_accounting(self):
+        return self.event.to_dp_accounting()
+
+
+_MEMO = {}  # event -> _Memo (events are immutable)
+_MEMO_LOCK = threading.Lock()
+
+
+def _memo(event):
+    try:
+        with _MEMO_LOCK:
+            m = _MEMO.get(event)
+            if m is None:
+                if len(_MEMO) > 4096:  # bound the cache
+                    _MEMO.clear()
+                m = _MEMO[event] = _Memo(event)
+        return m
+    except TypeError:  # unhashable event
+        return event
+
+
+def _composed_epsilon(events, delta, accountant):
+    if not events:
+        return 0.0
+    if any(isinstance(e, NonPrivateEvent) for e in events):
+        return math.inf
+    grouped = _group(events)
+    if accountant != "pld":
+        grouped = tuple(
+            SelfComposedEvent(_memo(e.event), e.count) if isinstance(e, SelfComposedEvent)
+            else _memo(e) for e in grouped
+        )
+    event = ComposedEvent(grouped)
+    if accountant == "pld":
+        try:
+            return compute_epsilon(event, delta, "pld")
+        except NotImplementedError:
+            pass  # an event with no PLD form: the RDP route is valid for all of them
+        except Exception as exc:  # dp-accounting's UnsupportedEventError
+            if type(exc).__name__ != "UnsupportedEventError":
+                raise
+    return compute_epsilon(event, delta, "rdp")
+
+
+# -- the ledger --------------------------------------------------------------------------------
+def _rebuild(uid, spool, config, base):
+    """Unpickle a ledger: the object itself in its own process, a replica elsewhere."""
+    obj = _REGISTRY.get(uid)
+    if obj is not None:
+        return obj
+    obj = PrivacyLedger.__new__(PrivacyLedger)
+    obj._setup(uid=uid, base=list(base), owner=False, **config)
+    if spool is not None and os.path.isdir(spool):
+        obj._spool = spool  # a replica writes to the owner's spool
+    return obj
+
+
+class PrivacyLedger:
+    """Record, compose and cap the privacy spend of every fit on one data set.
+
+    Parameters
+    ----------
+    epsilon : float > 0 or np.inf, default=np.inf
+        The ceiling. A fit that could take the composed spend past it is refused with
+        :class:`BudgetExceededError`. ``np.inf``: record only.
+    delta : float in (0, 1), default=1e-5
+        The delta at which the composed spend is reported and the ceiling checked.
+    accountant : {"rdp", "pld"}, default="rdp"
+        How the events are composed (see :func:`skdp.privacy.compute_epsilon`). With "pld",
+        events that have no PLD form fall back to the RDP route.
+    name : str or None, default=None
+        A label for messages.
+
+    Attributes
+    ----------
+    entries : list of LedgerEntry
+        Every charge, in order (fits in worker processes included).
+    events : list of DPEvent
+
+    Notes
+    -----
+    **The ceiling check.** A fit's exact event is only known once its optimizer has calibrated
+    its noise, inside the fit. Before the kernel runs, the ledger therefore checks the worst
+    case: the fit is calibrated so that it spends at most its target ``(eps_t, delta_t)``
+    (calibration is conservative), so by basic composition the total after it is at most
+    ``spent(delta - delta_t) + eps_t`` at ``delta``; the fit is refused when that passes the
+    ceiling. This needs ``delta_t < delta`` (set the estimators' ``delta`` below the ledger's);
+    otherwise only an already exhausted ledger refuses before the kernel. After the kernel, the
+    exact event is composed with the others and, if the accountant puts the total over the
+    ceiling (possible when the pre-check could not run), the fit raises and its model is
+    discarded. Both checks depend on public quantities only (events are functions of n, the
+    dimensions, the bounds and the hyper-parameters), so refusing releases nothing about the
+    data. The exact check and the recording are atomic (one lock across threads and processes).
+
+    **What counts as a fit.** Every call of ``fit`` of a skdp estimator that sees the ledger,
+    including the folds of a cross-validation and the final refit of a search (all of them read
+    the same data set, so their events compose), and one entry per
+    :class:`~skdp.model_selection.PrivateSearchCV` (its whole search is one event).
+
+    **Identity.** ``copy.copy``, ``copy.deepcopy`` and ``clone`` return this object; pickling
+    within the process returns it too. See the module docstring for worker processes.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import DPLogisticRegression, PrivacyLedger
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(200, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> with PrivacyLedger(epsilon=3.0, delta=1e-5) as ledger:
+    ...     for seed in range(2):
+    ...         _ = DPLogisticRegression(epsilon=1.0, delta=1e-6, random_state=seed).fit(X, y)
+    >>> len(ledger), bool(ledger.spent() <= 2.0)
+    (2, True)
+    """
+
+    def __init__(self, epsilon=np.inf, delta=1e-5, accountant="rdp", name=None):
+        if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not epsilon > 0:
+            raise ValueError(f"epsilon (the ceiling) must be a real > 0 or np.inf; got {epsilon!r}")
+        if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
+            raise ValueError(f"delta must be a real in (0, 1); got {delta!r}")
+        if accountant not in ACCOUNTANTS:
+            raise ValueError(f"accountant must be one of {ACCOUNTANTS}; got {accountant!r}")
+        self._setup(
+            uid=uuid.uuid4().hex, base=[], owner=True, epsilon=float(epsilon),
+            delta=float(delta), accountant=accountant, name=name,
+        )
+
+    def _setup(self, uid, base, owner, epsilon, delta, accountant, name):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.accountant = accountant
+        self.name = name
+        self._uid = uid
+        self._base = base  # entries recorded before a spool existed (or in a detached copy)
+        self._spool = None
+        self._seen = {}  # spool file name -> entry
+        self._owner = owner
+        self._lock = threading.RLock()
+        self._file_depth = 0
+        self._cache = {}  # (n_entries, delta) -> epsilon
+        _REGISTRY[uid] = self
+
+    # -- identity under copy / clone / pickle ---------------------------------------------------
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def __reduce__(self):
+        spool = self._ensure_spool()
+        config = dict(epsilon=self.epsilon, delta=self.delta, accountant=self.accountant,
+                      name=self.name)
+        return (_rebuild, (self._uid, spool, config, tuple(self._base)))
+
+    def _ensure_spool(self):
+        with self._lock:
+            if self._spool is None:
+                self._spool = tempfile.mkdtemp(prefix="skdp-ledger-")
+                self._owner = True
+                weakref.finalize(self, shutil.rmtree, self._spool, True)
+            return self._spool
+
+    def _alive(self):
+        """False for a replica whose owner has gone (its spool was removed)."""
+        return self._owner or (self._spool is not None and os.path.isdir(self._spool))
+
+    # -- the context manager --------------------------------------------------------------------
+    def __enter__(self):
+        with _ACTIVE_LOCK:
+            _ACTIVE.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        with _ACTIVE_LOCK:
+            for k in range(len(_ACTIVE) - 1, -1, -1):
+                if _ACTIVE[k] is self:
+                    del _ACTIVE[k]
+                    break
+        return False
+
+    # -- storage --------------------------------------------------------------------------------
+    class _Locked:
+        def __init__(self, ledger):
+            self.ledger = ledger
+            self.fd = None
+
+        def __enter__(self):
+            led = self.ledger
+            led._lock.acquire()
+            led._file_depth += 1
+            if led._file_depth == 1 and led._spool is not None and fcntl is not None:
+                try:
+                    self.fd = os.open(os.path.join(led._spool, "lock"), os.O_RDWR | os.O_CREAT)
+                    fcntl.flock(self.fd, fcntl.LOCK_EX)
+                except OSError:  # the spool went away: a detached copy from now on
+                    self.fd = None
+            return self
+
+        def __exit__(self, *exc):
+            led = self.ledger
+            if self.fd is not None:
+                fcntl.flock(self.fd, fcntl.LOCK_UN)
+                os.close(self.fd)
+            led._file_depth -= 1
+            led._lock.release()
+            return False
+
+    def _locked(self):
+        return PrivacyLedger._Locked(self)
+
+    def _read_spool(self):
+        if self._spool is None:
+            return []
+        try:
+            names = sorted(n for n in os.listdir(self._spool) if n.endswith(".entry"))
+        except OSError:
+            names = []
+        for n in names:
+            if n not in self._seen:
+                try:
+                    with open(os.path.join(self._spool, n), "rb") as fh:
+                        self._seen[n] = pickle.load(fh)
+                except (OSError, EOFError, pickle.UnpicklingError):  # pragma: no cover
+                    continue  # not yet complete; files are renamed into place, so rare
+        return [self._seen[n] for n in sorted(self._seen)]
+
+    def _write(self, entry):
+        spool = self._spool
+        if spool is not None and os.path.isdir(spool):
+            name = f"{time.time_ns():020d}-{os.getpid():08d}-{next(_COUNTER):08d}"
+            tmp = os.path.join(spool, name + ".tmp")
+            with open(tmp, "wb") as fh:
+                pickle.dump(entry, fh)
+            os.replace(tmp, os.path.join(spool, name + ".entry"))
+            return
+        if spool is not None:  # the owner has gone: keep recording locally
+            self._base = self._base + [e for e in self._read_spool()]
+            self._spool, self._seen, self._owner = None, {}, True
+        self._base.append(entry)
+
+    @property
+    def entries(self):
+        """Every charge so far, fits in worker processes included (list of LedgerEntry)."""
+        with self._lock:
+            return list(self._base) + self._read_spool()
+
+    @property
+    def events(self):
+        """The events of :attr:`entries` (list of DPEvent)."""
+        return [e.event for e in self.entries]
+
+    def __len__(self):
+        return len(self.entries)
+
+    # -- reporting ------------------------------------------------------------------------------
+    def _epsilon_of(self, entries, delta, extra=None):
+        events = [e.event for e in entries] + ([] if extra is None else [extra])
+        key = None
+        if extra is None:
+            key = (len(entries), float(delta))
+            if key in self._cache:
+                return self._cache[key]
+        eps = _composed_epsilon(events, delta, self.accountant)
+        if key is not None:
+            self._cache[key] = eps
+        return eps
+
+    def spent(self, delta=None):
+        """Epsilon spent so far by the composition of every recorded event.
+
+        Parameters
+        ----------
+        delta : float or None
+            None: the ledger's ``delta``.
+
+        Returns
+        -------
+        float
+        """
+        delta = self.delta if delta is None else delta
+        return self._epsilon_of(self.entries, delta)
+
+    def remaining(self):
+        """``epsilon - spent()``: the epsilon left under the ceiling at the ledger's delta.
+
+        A new fit of target ``(eps_t, delta_t)`` is accepted before its kernel runs when
+        :meth:`can_afford` says so, which also accounts for the split of delta.
+        """
+        return self.epsilon - self.spent()
+
+    @property
+    def event(self):
+        """The composed event of every recorded fit (a ComposedEvent)."""
+        return ComposedEvent(_group(self.events))
+
+    def to_dp_accounting(self):
+        """The composed event as a dp-accounting ``DpEvent``."""
+        return self.event.to_dp_accounting()
+
+    def _worst_case(self, entries, target_epsilon, target_delta):
+        """Upper bound on the spend at ``self.delta`` after a fit of target (eps_t, delta_t), or
+        None when it cannot be bounded before the fit (delta_t >= the ledger's delta)."""
+        if not math.isfinite(target_epsilon):
+            return math.inf
+        if not target_delta < self.delta:
+            return None
+        return self._epsilon_of(entries, self.delta - target_delta) + target_epsilon
+
+    def can_afford(self, epsilon, delta, event=None):
+        """Whether a fit of target ``(epsilon, delta)`` (or with the known ``event``) passes the
+        pre-fit check of the ceiling. See the Notes of the class."""
+        entries = self.entries
+        if event is not None:
+            return self._epsilon_of(entries, self.delta, extra=event) <= self.epsilon
+        bound = self._worst_case(entries, epsilon, delta)
+        if bound is None:
+            return self._epsilon_of(entries, self.delta) < self.epsilon
+        return bound <= self.epsilon
+
+    def _label(self):
+        return f"PrivacyLedger {self.name!r}" if self.name else "the PrivacyLedger"
+
+    def _precheck(self, target_epsilon, target_delta, source, event=None):
+        if math.isinf(self.epsilon):
+            return
+        if self.can_afford(target_epsilon, target_delta, event):
+            return
+        spent, n = self.spent(), len(self)
+        if event is not None:
+            after = self._epsilon_of(self.entries, self.delta, extra=event)
+            what = f"its exact event brings the total to epsilon={after:.4g}"
+        elif not math.isfinite(target_epsilon):
+            what = "it is not private (epsilon=inf)"
+        else:
+            bound = self._worst_case(self.entries, target_epsilon, target_delta)
+            what = (
+                f"at its target (epsilon={target_epsilon:.4g}, delta={target_delta:.3g}) it can "
+                + (f"bring the total to epsilon={bound:.4g}" if bound is not None
+                   else "only add to a ledger that is already at its ceiling")
+            )
+        raise BudgetExceededError(
+            f"{source} refused before fitting by {self._label()}: {what} at delta="
+            f"{self.delta:.3g}, over the ceiling epsilon={self.epsilon:.4g} (spent so far "
+            f"{spent:.4g} over {n} charges)."
+        )
+
+    def record(self, *items, label=None):
+        """Charge events made elsewhere (for example by fits in another process or cluster).
+
+        Parameters
+        ----------
+        *items
+            DPEvents, PrivacyRecords, fitted estimators or searches (``dp_event_``), or lists.
+        label : str or None
+
+        Raises
+        ------
+        BudgetExceededError
+            When the total would pass the ceiling (nothing is recorded then).
+        """
+        entries = []
+        for item in items:
+            for sub in (item if isinstance(item, (list, tuple)) else [item]):
+                record = getattr(sub, "privacy_record_", None)
+                if isinstance(sub, PrivacyRecord):
+                    record = sub
+                if record is not None:
+                    entries.append(LedgerEntry(
+                        record.event, record.epsilon, record.delta, type(sub).__name__,
+                        record.epsilon, record.delta, None, os.getpid(), time.time(), label))
+                else:
+                    for ev in _as_events(sub):
+                        eps = compute_epsilon(ev, self.delta)
+                        entries.append(LedgerEntry(ev, eps, self.delta, type(ev).__name__, eps,
+                                                   self.delta, None, os.getpid(), time.time(),
+                                                   label))
+        _charge([self], entries)
+
+    def summary(self):
+        """A short text table: one line per charge and the composed total."""
+        lines = [
+            f"{self._label()}: ceiling epsilon={self.epsilon:.4g} at delta={self.delta:.3g} "
+            f"({self.accountant})",
+            f"{'#':>4}  {'source':<22} {'epsilon':>9} {'delta':>9}  label",
+        ]
+        entries = self.entries
+        for k, e in enumerate(entries):
+            lines.append(f"{k:>4}  {e.source:<22} {e.epsilon:>9.4g} {e.delta:>9.3g}  "
+                         f"{'' if e.label is None else e.label}")
+        total = self._epsilon_of(entries, self.delta)
+        naive = sum(e.epsilon for e in entries)
+        lines.append(f"composed: epsilon={total:.4g} at delta={self.delta:.3g} over {len(entries)} "
+                     f"charges (sum of the per-fit epsilons: {naive:.4g})")
+        return "\n".join(lines)
+
+    def __repr__(self):
+        name = "" if self.name is None else f"name={self.name!r}, "
+        return (f"PrivacyLedger({name}epsilon={self.epsilon!r}, delta={self.delta!r}, "
+                f"accountant={self.accountant!r})")
+
+
+def precheck(ledgers, target_epsilon, target_delta, source, event=None):
+    """Refuse (BudgetExceededError) before a fit that could pass any ledger's ceiling."""
+    for ledger in ledgers:
+        ledger._precheck(target_epsilon, target_delta, source, event)
+
+
+def _charge(ledgers, entries):
+    """Atomically check every ledger's ceiling with ``entries`` added, then record them all.
+
+    Locks are taken in a fixed order (by id) so that concurrent charges cannot deadlock.
+    """
+    if not ledgers or not entries:
+        return
+    ordered = sorted(ledgers, key=lambda led: led._uid)
+    locks = [led._locked() for led in ordered]
+    for lk in locks:
+        lk.__enter__()
+    try:
+        for led in ordered:
+            if math.isinf(led.epsilon):
+                continue
+            current = led.entries
+            events = [e.event for e in current] + [e.event for e in entries]
+            total = _composed_epsilon(events, led.delta, led.accountant)
+            if total > led.epsilon:
+                raise BudgetExceededError(
+                    f"{entries[0].source} refused by {led._label()}: its privacy event brings "
+                    f"the total to epsilon={total:.4g} at delta={led.delta:.3g}, over the ceiling "
+                    f"epsilon={led.epsilon:.4g}. The fitted model was discarded."
+                )
+        for led in ordered:
+            for e in entries:
+                led._write(e)
+    finally:
+        for lk in reversed(locks):
+            lk.__exit__(None, None, None)
+
+
+def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None, label=None):
+    """Charge one fit's :class:`PrivacyRecord` to ``ledgers`` (check, then record)."""
+    if not ledgers:
+        return
+    entry = LedgerEntry(
+        event=record.event, epsilon=float(record.epsilon), delta=float(record.delta),
+        source=source, target_epsilon=float(target_epsilon), target_delta=float(target_delta),
+        n_samples=n_samples, pid=os.getpid(), time=time.time(), label=label,
+    )
+    _charge(ledgers, [entry])

@@ -1,0 +1,233 @@
+"""What a fit will spend, from public quantities only, and what an ordinary search has spent."""
+
+from dataclasses import dataclass, field
+import math
+
+import numpy as np
+from sklearn.base import clone, is_classifier
+from sklearn.model_selection import check_cv
+
+from ..ledger import _suspended, compose
+from ..linear_model._base import DPLinearModel
+from ..privacy import DEFAULT_ORDERS, compute_epsilon
+
+__all__ = ["plan_event", "tuning_cost", "TuningCost", "final_estimator", "same_event"]
+
+
+def final_estimator(estimator):
+    """The skdp estimator at the end of ``estimator`` (itself, or the last step of a Pipeline),
+    and the prefix of its parameter names (``""`` or ``"step__"``)."""
+    prefix = ""
+    est = estimator
+    while hasattr(est, "steps"):
+        name, est = est.steps[-1]
+        prefix += name + "__"
+    if not isinstance(est, DPLinearModel):
+        raise TypeError(
+            "expected a skdp estimator or a Pipeline ending in one; got "
+            f"{type(estimator).__name__} ending in {type(est).__name__}"
+        )
+    return est, prefix
+
+
+def _synthetic(n_samples, n_features, classes, classifier):
+    """Public synthetic data of the given shape (no private record is involved)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n_samples, n_features))
+    if classifier:
+        y = np.asarray(classes)[np.arange(n_samples) % len(classes)]
+    else:
+        y = np.zeros(n_samples)
+    return X, y
+
+
+def plan_event(estimator, n_samples, n_features, classes=None):
+    """The privacy record a fit of ``estimator`` on ``n_samples`` x ``n_features`` data will have.
+
+    skdp calibrates noise from public quantities only (n, d, the bounds, the budget, the
+    hyper-parameters), never from the data values, so the event of a fit does not depend on the
+    data. It is computed here by fitting a clone on synthetic data of the same shape (with the
+    public label set ``classes`` for classifiers), with ledger charging suspended: this costs
+    one fit of compute and no privacy. :class:`PrivateSearchCV` checks that every real fit
+    records exactly the planned event, which would reveal an event that depends on the data.
+
+    Parameters
+    ----------
+    estimator : skdp estimator or Pipeline ending in one
+        Non-final Pipeline steps must keep the number of features (or be planned with the
+        number of features they output).
+    n_samples, n_features : int
+    classes : array-like or None
+        The label set, for classifiers (default: the estimator's ``classes`` or [0, 1]).
+
+    Returns
+    -------
+    PrivacyRecord
+    """
+    est = clone(estimator)
+    final, prefix = final_estimator(est)
+    classifier = is_classifier(final)
+    if classifier:
+        if classes is None:
+            classes = final.classes if final.classes is not None else [0, 1]
+        est.set_params(**{prefix + "classes": np.asarray(classes)})
+    X, y = _synthetic(int(n_samples), int(n_features), classes, classifier)
+    with _suspended():
+        est.fit(X, y)
+    return final_estimator(est)[0].privacy_record_
+
+
+def same_event(a, b):
+    """Whether two events are equal (as objects, or by their RDP curves)."""
+    try:
+        if a == b:
+            return True
+    except Exception:  # pragma: no cover - events holding arrays
+        pass
+    ra, rb = np.asarray(a.rdp(DEFAULT_ORDERS)), np.asarray(b.rdp(DEFAULT_ORDERS))
+    return bool(np.allclose(ra, rb, rtol=1e-12, atol=0) and a.pure_epsilon() == b.pure_epsilon())
+
+
+@dataclass
+class TuningCost:
+    """The privacy spent by an ordinary (non-private) search over one data set.
+
+    Attributes
+    ----------
+    n_fits : int
+        Fits made: candidates x folds, plus the refit.
+    epsilon : float
+        The composed epsilon at ``delta``: exact (from the events) when ``exact``, otherwise the
+        bound ``epsilon_bound``.
+    delta : float
+    exact : bool
+    epsilon_bound : float
+        Bound from the fits' target budgets only: the smaller of basic composition and the
+        heterogeneous advanced composition (Kairouz, Oh, Viswanath 2015, Thm 3.5 style bound
+        ``sqrt(2 log(1/d') sum eps_i^2) + sum eps_i (e^eps_i - 1)/(e^eps_i + 1)`` at
+        ``delta = sum delta_i + d'``); inf when ``sum delta_i >= delta``.
+    target_epsilons : list of float
+        The target epsilon of every fit.
+    event : ComposedEvent or None
+        The composed events (when ``exact``).
+    epsilon_per_record : float or None
+        (When ``exact``.) The largest spend of one record: the composition of only the fits
+        whose training part contains it (the folds are chosen independently of the data), plus
+        the refit. Tighter than ``epsilon``, which composes every fit as a ledger does.
+
+    Neither number covers the choice of the best candidate, made from exact (non-private)
+    validation scores: use :class:`PrivateSearchCV` for a guarantee of the selection.
+    """
+
+    n_fits: int
+    epsilon: float
+    delta: float
+    exact: bool
+    epsilon_bound: float
+    target_epsilons: list = field(default_factory=list)
+    event: object = None
+    epsilon_per_record: object = None
+
+    def __str__(self):
+        how = "exact composition of the fits' events" if self.exact else "bound from targets"
+        return (f"{self.n_fits} fits spent epsilon={self.epsilon:.4g} at delta={self.delta:.3g} "
+                f"({how}; the per-fit targets sum to {sum(self.target_epsilons):.4g})")
+
+
+def _target_bound(targets, deltas, delta):
+    eps = np.asarray(targets, dtype=float)
+    if not np.all(np.isfinite(eps)):
+        return math.inf
+    slack = delta - float(np.sum(deltas))
+    if slack <= 0:
+        return math.inf
+    basic = float(eps.sum())
+    advanced = math.sqrt(2 * math.log(1 / slack) * float(np.sum(eps**2))) + float(
+        np.sum(eps * np.expm1(eps) / (np.exp(eps) + 1))
+    )
+    return min(basic, advanced)
+
+
+def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="rdp"):
+    """What a fitted ``GridSearchCV`` / ``RandomizedSearchCV`` over a skdp estimator spent.
+
+    Every fit of the search (each candidate on each training fold, and the refit) reads the
+    same data set, so their privacy events compose: the folds overlap, and the validation
+    scores only rank models that already saw the data. This helper adds them up.
+
+    Parameters
+    ----------
+    search : fitted GridSearchCV or RandomizedSearchCV
+    X, y : array-like or None
+        The data the search was fitted on. When given, the fold sizes are recomputed from
+        ``search.cv`` and the exact event of every fit is planned with :func:`plan_event` (one
+        fit on synthetic data per distinct candidate and training size: compute, no privacy);
+        otherwise only the bound from the target budgets is available.
+    groups : array-like or None
+        Passed to the splitter.
+    delta : float, default=1e-5
+        The delta of the reported total.
+    accountant : {"rdp", "pld"}, default="rdp"
+
+    Returns
+    -------
+    TuningCost
+
+    Notes
+    -----
+    A search fitted inside a :class:`skdp.PrivacyLedger` is charged fit by fit; its ledger
+    gives the same exact total without replanning.
+    """
+    params = list(search.cv_results_["params"])
+    n_splits = int(search.n_splits_)
+    fits = [p for p in params for _ in range(n_splits)]
+    refit = bool(search.refit) and hasattr(search, "best_params_")
+    if refit:
+        fits.append(search.best_params_)
+    base = search.estimator
+
+    n = None if X is None else len(y) if y is not None else X.shape[0]
+    targets, deltas = [], []
+    for p in fits:
+        est = clone(base).set_params(**p)
+        final, _ = final_estimator(est)
+        targets.append(float(final.epsilon))
+        # the default delta, min(1e-5, 0.1 / n_train), is at most 1e-5 whatever the fold size
+        deltas.append(float(final.delta) if final.delta is not None else 1e-5)
+    bound = _target_bound(targets, deltas, delta)
+    if X is None:
+        return TuningCost(len(fits), bound, delta, False, bound, targets)
+
+    X_arr = np.asarray(X) if not hasattr(X, "shape") else X
+    classifier = is_classifier(base)
+    cv = check_cv(search.cv, y, classifier=classifier)
+    splits = [train for train, _ in cv.split(X_arr, y, groups)]
+    train_sizes = [len(train) for train in splits]
+    member = np.zeros((n, len(splits)), dtype=bool)  # record i in the training part of split j
+    for j, train in enumerate(splits):
+        member[train, j] = True
+    classes = np.unique(y) if classifier else None
+    d = X_arr.shape[1]
+    cache, events = {}, []
+
+    def planned(p, size):
+        key = (repr(sorted(p.items(), key=lambda kv: kv[0])), size)
+        if key not in cache:
+            est = clone(base).set_params(**p)
+            cache[key] = plan_event(est, size, d, classes).event
+        return cache[key]
+
+    by_split = [[planned(p, size) for p in params] for size in train_sizes]
+    events = [by_split[j][c] for c in range(len(params)) for j in range(len(splits))]
+    refit_events = [planned(search.best_params_, n)] if refit else []
+    events += refit_events
+    event = compose(events)
+    eps = compute_epsilon(event, delta, accountant)
+    if bound < eps:  # both are valid bounds at delta
+        eps = bound
+    per_record = 0.0
+    for pattern in np.unique(member, axis=0):
+        used = [e for j in np.flatnonzero(pattern) for e in by_split[j]] + refit_events
+        if used:
+            per_record = max(per_record, compute_epsilon(compose(used), delta, accountant))
+    return TuningCost(len(events), eps, delta, True, bound, targets, event, min(per_record, eps))

@@ -1,0 +1,419 @@
+"""PrivateSearchCV: hyper-parameter search with one (epsilon, delta) guarantee for the whole search."""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.model_selection import ParameterGrid
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .._validation import check_delta, check_positive, make_generator
+from ..ledger import _suspended, charge, ledgers_to_charge, precheck
+from ..privacy import (
+    ComposedEvent,
+    GaussianEvent,
+    PrivacyRecord,
+    calibrate_noise_multiplier,
+    compute_epsilon,
+)
+from ._cost import final_estimator, plan_event, same_event
+from ._events import MaxEvent, RepeatAndSelectEvent, sample_repetitions
+
+__all__ = ["PrivateSearchCV"]
+
+_SCORINGS = ("accuracy", "neg_mean_squared_error")
+
+
+def _take(a, idx):
+    return a.iloc[idx] if hasattr(a, "iloc") else np.asarray(a)[idx]
+
+
+def _best_has(name):
+    def check(self):
+        check_is_fitted(self, "best_estimator_")
+        return hasattr(self.best_estimator_, name)
+
+    return check
+
+
+class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
+    """Private hyper-parameter search by random stopping (Papernot & Steinke 2022).
+
+    The whole search, model selection included, satisfies one (``epsilon_``, ``delta_``)-DP
+    guarantee, computed before any private record is read. The search:
+
+    1. splits the data once, at random and independently of the data, into a training part and
+       a validation part of public sizes;
+    2. draws the number of runs K from a truncated negative binomial distribution with mean
+       ``n_iter`` and shape ``shape`` (or a Poisson distribution, ``shape=np.inf``);
+    3. K times: draws a candidate uniformly from ``param_grid``, fits it privately on the
+       training part (the candidate's own ``epsilon``), and scores it privately on the
+       validation part (accuracy, or clipped squared error for regressors, with Gaussian noise);
+    4. releases only the candidate with the best noisy score, and its model.
+
+    Each run is one "candidate-and-score" mechanism Q. Its fit and its score read disjoint,
+    data-independent parts of the data, so a record changes only one of them: Q's Rényi-DP is
+    the pointwise maximum of the fit's and the score's (parallel composition), maximised again
+    over the candidates (a public random choice). Releasing the best of K runs with K random is
+    charged by Papernot & Steinke's theorem (:class:`RepeatAndSelectEvent`, which equals
+    dp-accounting's ``RepeatAndSelectDpEvent``). K, the other runs and their scores stay
+    secret: releasing them would cost K compositions instead.
+
+    Parameters
+    ----------
+    estimator : skdp estimator or Pipeline ending in one
+        Non-final Pipeline steps must not learn from the data (for example ``Normalizer``), since
+        only the skdp estimator is private.
+    param_grid : dict or list of dicts
+        Finite lists of values, as for ``GridSearchCV``. Continuous distributions are not
+        accepted: the guarantee needs the privacy cost of every candidate that could be drawn.
+    n_iter : float >= 1, default=10
+        The mean number of runs E[K].
+    shape : float >= 0 or np.inf, default=1.0
+        Distribution of K: 0 logarithmic, 1 geometric, (0, inf) truncated negative binomial,
+        ``np.inf`` Poisson (which can draw K=0: then no model is released).
+    validation_fraction : float in (0, 1), default=0.25
+        Share of the records held out to score the candidates.
+    scoring : {"accuracy", "neg_mean_squared_error"} or None, default=None
+        None: accuracy for classifiers, negative clipped mean squared error for regressors
+        (targets and predictions clipped to the estimator's public ``y_bounds``).
+    score_epsilon : float > 0 or None, default=None
+        Budget of one noisy validation score (its Gaussian noise is calibrated to it at
+        ``delta``). None: the smallest candidate ``epsilon``, so the score costs about as much
+        as one fit, and by parallel composition nothing on top of it.
+    delta : float in (0, 1) or None, default=None
+        Delta of the search's guarantee; None: ``min(1e-5, 0.1 / n_samples)``.
+    max_epsilon : float > 0 or None, default=None
+        If the search's epsilon exceeds it, ``fit`` raises ValueError before reading the data.
+    refit : bool, default=False
+        Refit the selected candidate on all the data. This composes one more fit (the largest
+        full-data fit among the candidates) into the guarantee. False: the selected model is the
+        one trained on the training part.
+    ledger : PrivacyLedger or None, default=None
+        Charged with the whole search as one event (as are open ledger contexts). The internal
+        fits charge nothing themselves.
+    random_state : int, Generator or None, default=None
+        Seeds the split, K, the candidates, the fits and the score noise. The guarantee assumes
+        this randomness is secret: a model whose seed is published has no privacy.
+    verbose : int, default=0
+        > 0: print the planned guarantee before the search and the selected candidate after it.
+
+    Attributes
+    ----------
+    best_estimator_ : estimator or None
+        The selected model (None only when a Poisson K was 0).
+    best_params_ : dict or None
+    best_index_ : int or None
+        Index of the selected candidate in ``candidates_``.
+    best_score_ : float or None
+        Its noisy validation score (released as part of the selected run).
+    candidates_ : list of dict
+        The grid (public).
+    epsilon_, delta_ : float
+        The guarantee of the whole search (refit included).
+    dp_event_ : DPEvent
+        ``RepeatAndSelectEvent(MaxEvent(fits..., score), n_iter, shape)``, composed with the
+        refit's ``MaxEvent`` when ``refit=True``.
+    privacy_record_ : PrivacyRecord
+    score_noise_multiplier_ : float
+        Noise std of the score divided by its sensitivity (1/m for accuracy, B/m for the
+        squared error, m the validation size).
+    n_train_, n_validation_ : int
+    n_features_in_ : int
+    classes_ : ndarray
+        For classifiers.
+
+    Notes
+    -----
+    ``cv_results_`` is deliberately absent: it would release every run. The time the search
+    takes reveals K (a timing side channel, as for any adaptive stopping).
+
+    The plan (the event of every candidate) is computed with :func:`plan_event`: one fit per
+    candidate on synthetic data of the public shape, before the data is read. Every real fit is
+    checked to record exactly its planned event.
+
+    References
+    ----------
+    N. Papernot, T. Steinke. Hyperparameter Tuning with Renyi Differential Privacy. ICLR 2022.
+    J. Liu, K. Talwar. Private Selection from Private Candidates. STOC 2019.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from skdp import DPLogisticRegression
+    >>> from skdp.model_selection import PrivateSearchCV
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 4)); X /= np.linalg.norm(X, axis=1, keepdims=True)
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> search = PrivateSearchCV(DPLogisticRegression(epsilon=1.0, delta=1e-6),
+    ...                          {"C": [0.1, 1.0, 10.0]}, n_iter=3, random_state=0).fit(X, y)
+    >>> bool(search.epsilon_ < 3 * 1.0)   # cheaper than three fits composed
+    True
+    """
+
+    def __init__(
+        self, estimator, param_grid, *, n_iter=10, shape=1.0, validation_fraction=0.25,
+        scoring=None, score_epsilon=None, delta=None, max_epsilon=None, refit=False,
+        ledger=None, random_state=None, verbose=0,
+    ):
+        self.estimator = estimator
+        self.param_grid = param_grid
+        self.n_iter = n_iter
+        self.shape = shape
+        self.validation_fraction = validation_fraction
+        self.scoring = scoring
+        self.score_epsilon = score_epsilon
+        self.delta = delta
+        self.max_epsilon = max_epsilon
+        self.refit = refit
+        self.ledger = ledger
+        self.random_state = random_state
+        self.verbose = verbose
+
+    # -- checks ---------------------------------------------------------------------------------
+    def _candidates(self):
+        grids = self.param_grid if isinstance(self.param_grid, (list, tuple)) else [self.param_grid]
+        for grid in grids:
+            for key, values in grid.items():
+                if hasattr(values, "rvs") or isinstance(values, (str, bytes)) or not hasattr(
+                    values, "__len__"
+                ):
+                    raise ValueError(
+                        f"param_grid[{key!r}] must be a finite list of values; got {values!r}. "
+                        "Continuous distributions are not supported: discretise them."
+                    )
+        candidates = list(ParameterGrid(self.param_grid))
+        if not candidates:
+            raise ValueError("param_grid has no candidate")
+        return candidates
+
+    def _check_params(self):
+        if isinstance(self.n_iter, bool) or not isinstance(self.n_iter, numbers.Real) or not (
+            math.isfinite(self.n_iter) and self.n_iter >= 1
+        ):
+            raise ValueError(f"n_iter (the mean number of runs) must be a real >= 1; got {self.n_iter!r}")
+        if isinstance(self.shape, bool) or not isinstance(self.shape, numbers.Real) or not (
+            self.shape >= 0
+        ):
+            raise ValueError(f"shape must be a real >= 0 or np.inf; got {self.shape!r}")
+        vf = self.validation_fraction
+        if isinstance(vf, bool) or not isinstance(vf, numbers.Real) or not 0 < vf < 1:
+            raise ValueError(f"validation_fraction must be in (0, 1); got {vf!r}")
+        if self.scoring is not None and self.scoring not in _SCORINGS:
+            raise ValueError(f"scoring must be None or one of {_SCORINGS}; got {self.scoring!r}")
+        if self.score_epsilon is not None:
+            check_positive(self.score_epsilon, "score_epsilon")
+        if self.max_epsilon is not None:
+            check_positive(self.max_epsilon, "max_epsilon", allow_inf=True)
+
+    # -- the search -----------------------------------------------------------------------------
+    def fit(self, X, y):
+        """Run the private search.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        candidates = self._candidates()
+        final, prefix = final_estimator(self.estimator)
+        _check_stateless_steps(self.estimator)
+        classifier = is_classifier(final)
+        scoring = self.scoring or ("accuracy" if classifier else "neg_mean_squared_error")
+        if scoring == "accuracy" and not classifier:
+            raise ValueError("scoring='accuracy' needs a classifier")
+        if scoring == "neg_mean_squared_error" and not hasattr(final, "y_bounds"):
+            raise ValueError("scoring='neg_mean_squared_error' needs a regressor with y_bounds")
+
+        y_arr = np.asarray(y)
+        n = y_arr.shape[0]
+        n_features = np.asarray(X[:1] if not hasattr(X, "iloc") else X.iloc[:1]).shape[1]
+        delta = check_delta(self.delta, n)
+        m = int(round(self.validation_fraction * n))
+        if not 1 <= m <= n - 2:
+            raise ValueError(f"validation_fraction={self.validation_fraction} leaves no training "
+                             f"or no validation record out of {n}")
+        n_train = n - m
+
+        estimators = []
+        classes = None
+        if classifier:
+            # the label set must be fixed for the plan; as for the estimators, reading it from
+            # y reveals which labels occur (pass `classes` to the estimator to avoid it)
+            classes = np.asarray(final.classes) if final.classes is not None else np.unique(y_arr)
+        for params in candidates:
+            est = clone(self.estimator).set_params(**params)
+            if classifier:
+                est.set_params(**{prefix + "classes": classes})
+            estimators.append(est)
+
+        # -- the plan: every candidate's event, from public quantities only ---------------------
+        fit_records = [plan_event(est, n_train, n_features, classes) for est in estimators]
+        targets = []
+        for est, rec in zip(estimators, fit_records):
+            f, _ = final_estimator(est)
+            if not math.isfinite(f.epsilon) or not math.isfinite(rec.epsilon):
+                raise ValueError("every candidate must be private (finite epsilon); got "
+                                 f"epsilon={f.epsilon!r} in {est!r}")
+            targets.append(float(f.epsilon))
+        score_eps = min(targets) if self.score_epsilon is None else float(self.score_epsilon)
+        z_score, _ = calibrate_noise_multiplier(GaussianEvent, score_eps, delta)
+        fit_events = _unique([r.event for r in fit_records])
+        run_event = MaxEvent(tuple(fit_events) + (GaussianEvent(z_score),))
+        event = RepeatAndSelectEvent(run_event, float(self.n_iter), float(self.shape))
+        full_records = None
+        if self.refit:
+            full_records = [plan_event(est, n, n_features, classes) for est in estimators]
+            event = ComposedEvent((event, MaxEvent(tuple(_unique([r.event for r in full_records])))))
+        epsilon = compute_epsilon(event, delta, "rdp")
+        if self.verbose:
+            print(f"[PrivateSearchCV] {len(candidates)} candidates, E[K]={self.n_iter}, "
+                  f"shape={self.shape}: the search is ({epsilon:.4g}, {delta:.3g})-DP")
+        if self.max_epsilon is not None and epsilon > self.max_epsilon:
+            raise ValueError(
+                f"the search would spend epsilon={epsilon:.4g} at delta={delta:.3g}, over "
+                f"max_epsilon={self.max_epsilon}; lower the candidates' epsilon or n_iter"
+            )
+        ledgers = ledgers_to_charge(self.ledger)
+        for led in ledgers_to_charge(getattr(final, "ledger", None)):
+            if all(led is not other for other in ledgers):
+                ledgers.append(led)
+        precheck(ledgers, epsilon, delta, type(self).__name__, event=event)
+
+        # -- the runs (nothing below is released except the selected run) -----------------------
+        rng = make_generator(self.random_state)
+        perm = rng.permutation(n)  # data-independent split
+        valid, train = np.sort(perm[:m]), np.sort(perm[m:])
+        X_tr, y_tr, X_va, y_va = _take(X, train), _take(y, train), _take(X, valid), y_arr[valid]
+        if scoring == "accuracy":
+            sensitivity = 1.0 / m
+        else:
+            low, high = (float(v) for v in final.y_bounds)
+            sensitivity = (high - low) ** 2 / m
+        K = sample_repetitions(rng, float(self.n_iter), float(self.shape))
+        best = None  # (noisy score, candidate index, model)
+        for _ in range(K):
+            c = int(rng.integers(len(candidates)))
+            model = _with_seeds(clone(estimators[c]), rng)
+            with _suspended():
+                model.fit(X_tr, y_tr)
+            _check_planned(model, fit_records[c])
+            raw = _score(model, X_va, y_va, scoring, final)
+            noisy = raw + rng.normal(0.0, z_score * sensitivity)
+            if best is None or noisy > best[0]:
+                best = (noisy, c, model)
+
+        self.candidates_ = candidates
+        self.n_train_, self.n_validation_ = n_train, m
+        self.n_features_in_ = n_features
+        if classifier:
+            self.classes_ = classes
+        self.score_noise_multiplier_ = float(z_score)
+        if best is None:
+            warnings.warn("the Poisson number of runs was 0: no candidate is released",
+                          UserWarning, stacklevel=2)
+            self.best_score_ = self.best_index_ = self.best_params_ = self.best_estimator_ = None
+        else:
+            score, c, model = best
+            if self.refit:
+                model = _with_seeds(clone(estimators[c]), rng)
+                with _suspended():
+                    model.fit(X, y)
+                _check_planned(model, full_records[c])
+            self.best_score_, self.best_index_ = float(score), c
+            self.best_params_ = dict(candidates[c])
+            self.best_estimator_ = model
+        self.dp_event_ = event
+        self.epsilon_, self.delta_ = float(epsilon), float(delta)
+        self.privacy_record_ = PrivacyRecord(
+            event=event, epsilon=self.epsilon_, delta=self.delta_, accountant="rdp",
+            mechanism="repeat_and_select", noise_multiplier=float(z_score),
+            sensitivity=float(sensitivity), n_steps=0, sampling="random stopping",
+            details={"mean_runs": float(self.n_iter), "shape": float(self.shape),
+                     "n_candidates": len(candidates), "refit": bool(self.refit)},
+        )
+        charge(ledgers, self.privacy_record_, type(self).__name__, epsilon, delta, n_samples=n)
+        if self.verbose and best is not None:
+            print(f"[PrivateSearchCV] selected {self.best_params_} (noisy score "
+                  f"{self.best_score_:.4g})")
+        return self
+
+    # -- delegation -----------------------------------------------------------------------------
+    @available_if(_best_has("predict"))
+    def predict(self, X):
+        """Predict with the selected model."""
+        return self.best_estimator_.predict(X)
+
+    @available_if(_best_has("predict_proba"))
+    def predict_proba(self, X):
+        """Class probabilities of the selected model."""
+        return self.best_estimator_.predict_proba(X)
+
+    @available_if(_best_has("decision_function"))
+    def decision_function(self, X):
+        """Decision function of the selected model."""
+        return self.best_estimator_.decision_function(X)
+
+    def score(self, X, y):
+        """Score of the selected model on (X, y) (its ``score`` method; not private)."""
+        check_is_fitted(self, "best_estimator_")
+        return self.best_estimator_.score(X, y)
+
+
+def _check_stateless_steps(estimator):
+    """Non-final Pipeline steps must not learn from the data (only the skdp step is private)."""
+    est = estimator
+    while hasattr(est, "steps"):
+        for name, step in est.steps[:-1]:
+            if step is None or step == "passthrough":
+                continue
+            if step.__sklearn_tags__().requires_fit:
+                raise ValueError(
+                    f"Pipeline step {name!r} ({type(step).__name__}) learns from the data, "
+                    "which is not private; use stateless steps (for example Normalizer) or "
+                    "fit it on public data beforehand"
+                )
+        est = est.steps[-1][1]
+
+
+def _unique(events):
+    out = []
+    for e in events:
+        if not any(same_event(e, o) for o in out):
+            out.append(e)
+    return out
+
+
+def _with_seeds(est, rng):
+    """Fresh independent seeds for every ``random_state`` of ``est`` (runs must be independent)."""
+    seeds = {k: int(rng.integers(2**31 - 1)) for k in est.get_params(deep=True)
+             if k == "random_state" or k.endswith("__random_state")}
+    return est.set_params(**seeds)
+
+
+def _check_planned(model, planned):
+    record = final_estimator(model)[0].privacy_record_
+    if not same_event(record.event, planned.event):
+        raise RuntimeError(
+            "a fit recorded a privacy event different from the one planned from public "
+            f"quantities ({record.event!r} vs {planned.event!r}): its noise depends on the "
+            "data, which is a privacy bug; the search is aborted and nothing is released"
+        )
+
+
+def _score(model, X, y, scoring, final):
+    """The exact validation score; its per-record contributions are bounded (sensitivity)."""
+    pred = model.predict(X)
+    if scoring == "accuracy":
+        return float(np.mean(pred == y))
+    low, high = (float(v) for v in final.y_bounds)
+    err = (np.clip(np.asarray(y, dtype=float), low, high) - np.clip(pred, low, high)) ** 2
+    return -float(np.mean(err))
