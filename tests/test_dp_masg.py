@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 from skdp.losses import get_loss
@@ -196,10 +195,3 @@ def test_invalid_parameters_raise(params):
     X, y = breast_cancer()
     with pytest.raises(ValueError):
         DPLogisticRegression(optimizer=DPMASG(**params)).fit(X, y)
-
-
-@parametrize_with_checks(
-    [cls(optimizer="dp_masg", random_state=0) for cls in (DPLogisticRegression, DPLinearSVC, DPRidge)]
-)
-def test_sklearn_compatible_estimator(estimator, check):
-    check(estimator)

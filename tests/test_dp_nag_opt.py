@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 from skdp.losses import get_loss
@@ -340,13 +339,3 @@ def test_bound_curve_uniform_is_worse_than_optimal():
         uni = bound_curve(sched, 0.5, 1e-3, 1.0, 1e-6, mech, "uniform")
         assert np.all(opt <= uni * (1 + 1e-12))
         assert opt[-1] < uni[-1]
-
-
-@parametrize_with_checks(
-    [
-        cls(optimizer="dp_nag_opt", random_state=0)
-        for cls in (DPLogisticRegression, DPLinearSVC, DPRidge)
-    ]
-)
-def test_sklearn_compatible_estimator(estimator, check):
-    check(estimator)

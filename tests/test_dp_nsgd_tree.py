@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 from skdp.losses import LOGISTIC, MULTINOMIAL, SQUARED, get_loss
@@ -550,11 +549,3 @@ def test_adult_accuracy_epsilon_1():
     accs = [DPLogisticRegression(epsilon=1.0, delta=1e-6, optimizer="dp_nsgd_tree",
                                  random_state=s).fit(X, y).score(Xt, yt) for s in range(3)]
     assert np.mean(accs) > 0.83
-
-
-@parametrize_with_checks([
-    cls(optimizer="dp_nsgd_tree", random_state=0)
-    for cls in (DPLogisticRegression, DPLinearSVC, DPRidge)
-])
-def test_sklearn_compatible(estimator, check):
-    check(estimator)

@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 from skdp.linear_model._base import clip_rows
@@ -365,12 +364,3 @@ def test_invalid_parameters(params, match):
 
 
 # -- scikit-learn compatibility -----------------------------------------------------------------
-@parametrize_with_checks(
-    [
-        DPLogisticRegression(optimizer="dp_scd", random_state=0),
-        DPLinearSVC(optimizer="dp_scd", random_state=0),
-        DPRidge(optimizer="dp_scd", random_state=0),
-    ]
-)
-def test_sklearn_checks(estimator, check):
-    check(estimator)

@@ -7,7 +7,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 from skdp.losses import get_loss, objective
@@ -422,11 +421,3 @@ def test_trace_contract_noise_and_zero_out_sensitivity():
 
 
 # -- scikit-learn compatibility -------------------------------------------------------------------
-@parametrize_with_checks(
-    [
-        cls(optimizer="dp_sgld", random_state=0)
-        for cls in (DPLogisticRegression, DPLinearSVC, DPRidge)
-    ]
-)
-def test_sklearn_checks_with_dp_sgld(estimator, check):
-    check(estimator)
