@@ -37,6 +37,17 @@ class DPEvent:
     """Base class. Subclasses implement :meth:`rdp` and may implement :meth:`pure_epsilon`."""
 
     def rdp(self, orders):  # pragma: no cover - interface
+        """Rényi-DP curve of the event: the RDP epsilon at each order (inf where unbounded).
+
+        Parameters
+        ----------
+        orders : array-like of float > 1
+            Rényi orders alpha.
+
+        Returns
+        -------
+        ndarray of the shape of ``orders``
+        """
         raise NotImplementedError
 
     def pure_epsilon(self):
@@ -44,6 +55,10 @@ class DPEvent:
         return None
 
     def to_dp_accounting(self):  # pragma: no cover - interface
+        """The equivalent ``dp_accounting.DpEvent`` (needs ``pip install "skdp[accounting]"``).
+
+        Raises NotImplementedError for events dp-accounting cannot express.
+        """
         raise NotImplementedError(f"{type(self).__name__} has no dp-accounting equivalent")
 
 
