@@ -194,7 +194,7 @@ def test_sphinx_build(tmp_path):
     pytest.importorskip("sphinx_gallery")
     out = tmp_path / "html"
     proc = subprocess.run(
-        [sys.executable, "-m", "sphinx", "-b", "html", "-q", str(DOCS), str(out)],
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", "--keep-going", str(DOCS), str(out)],
         capture_output=True, text=True, timeout=1800,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
