@@ -23,7 +23,7 @@ __all__ = ["nesterov_kernel", "nesterov_to_optimum"]
 @njit(cache=True, nogil=True)
 def nesterov_kernel(
     X, Y, w, loss_id, tau, lam, q, inv_batch, alpha, beta, restart, mechanism, noise_scale,
-    rng, perm, trace,
+    rng, perm, trace, replay=False,
 ):
     """Private Nesterov steps, ``T = alpha.shape[0]`` of them, on ``w`` in place.
 
@@ -39,6 +39,12 @@ def nesterov_kernel(
     ``inv_batch`` is ``1 / (q n)``: the noisy sum is divided by the public expected batch size.
     With ``trace.shape[0] > 0`` the clipped sum before and after the noise of step t is written to
     ``trace[t, 0]`` and ``trace[t, 1]``. Nothing is allocated inside the loop.
+
+    ``replay`` (record/replay tests only): ``trace[:, 1]`` holds a recorded run's releases; the
+    kernel still computes (and records in ``trace[t, 0]``) its own clipped sum and draws its
+    noise, so the random stream stays aligned, but then releases ``trace[t, 1]`` instead. The
+    iterates are a function of the releases and the public schedules only, so a replayed run on
+    a neighbouring data set follows the recorded run's trajectory exactly.
     """
     n = X.shape[0]
     D = w.shape[0]
@@ -64,7 +70,10 @@ def nesterov_kernel(
         if tracing:
             trace[t, 0, :] = g
         add_noise(rng, g, mechanism, noise_scale[t])
-        if tracing:
+        if replay:  # release what the recorded run released (record/replay tests)
+            for j in range(D):
+                g[j] = trace[t, 1, j]
+        elif tracing:
             trace[t, 1, :] = g
         a = alpha[t]
         for j in range(D):

@@ -54,9 +54,19 @@ def _write_trace(trace, row, exact, noise):
 
 
 @njit(cache=True, nogil=True)
+def _replay_node(trace, row, exact, noise):
+    """Record/replay: record this run's exact node value in ``trace[row, 0]`` and replace its
+    freshly drawn noise by ``released - exact``, ``released = trace[row, 1]`` (the recorded
+    run's released node value), so that this run releases exactly the recorded node."""
+    for j in range(exact.shape[0]):
+        trace[row, 0, j] = exact[j]
+        noise[j] = trace[row, 1, j] - exact[j]
+
+
+@njit(cache=True, nogil=True)
 def tree_step(
     rng, tau, Z, xi, decay, decpow, sigma, honaker, hon_a, cur, fresh,
-    tracing, sx, leaf, scur, trace, row,
+    tracing, sx, leaf, scur, trace, row, replay=False,
 ):
     """Advance a noise-only tree by its step ``tau`` (1-based since its last reset).
 
@@ -72,6 +82,13 @@ def tree_step(
     When ``tracing``, ``sx`` holds the exact (noise-free) node values in the same layout as
     ``xi``, ``leaf`` the exact value of the leaf completing at ``tau``, and every drawn node is
     written to ``trace[row]`` (exact, exact + its own fresh noise). Returns the next trace row.
+
+    ``replay`` (record/replay tests only; needs ``tracing``): ``trace[row, 1]`` holds a recorded
+    run's released node values. Every drawn node noise is drawn as usual (the random stream stays
+    aligned) and then replaced by ``trace[row, 1] - exact``, so the node this run releases,
+    ``exact + noise``, is the recorded run's (up to rounding). Everything downstream (the Honaker
+    combinations, ``Z``, the released momentum ``exact momentum + Z``) is linear in the node
+    values and their noises, so the released momentum is the recorded run's.
     """
     D = Z.shape[0]
     k = trailing_zeros(tau)
@@ -80,7 +97,10 @@ def tree_step(
             scur[j] = leaf[j]
     if honaker:
         _fresh_noise(rng, cur, sigma)
-        if tracing:
+        if replay:
+            _replay_node(trace, row, scur, cur)
+            row += 1
+        elif tracing:
             _write_trace(trace, row, scur, cur)
             row += 1
         for level in range(1, k + 1):
@@ -89,7 +109,10 @@ def tree_step(
                 for j in range(D):
                     scur[j] = dl * sx[level - 1, j] + scur[j]
             _fresh_noise(rng, fresh, sigma)
-            if tracing:
+            if replay:
+                _replay_node(trace, row, scur, fresh)
+                row += 1
+            elif tracing:
                 _write_trace(trace, row, scur, fresh)
                 row += 1
             a = hon_a[level]
@@ -102,7 +125,10 @@ def tree_step(
                 for j in range(D):
                     scur[j] = dl * sx[level - 1, j] + scur[j]
         _fresh_noise(rng, cur, sigma)
-        if tracing:
+        if replay:
+            _replay_node(trace, row, scur, cur)
+            row += 1
+        elif tracing:
             _write_trace(trace, row, scur, cur)
             row += 1
     if tracing:
@@ -183,7 +209,7 @@ N_STATE = 11
 def nsgd_tree_epoch(
     X, Y, w, perm, e, t0, T, loss_id, clip, lam, batch, alpha, eta0, linear, aligned, sigma,
     honaker, decpow_in, hon_a_in, decpow_ep, hon_a_ep, rng, state, xi_in, xi_ep, sx_in, sx_ep,
-    trace, row,
+    trace, row, replay=False,
 ):
     """One epoch (number ``e`` >= 1, permutation ``perm``) of NSGD with tree-aggregated momentum.
 
@@ -196,7 +222,9 @@ def nsgd_tree_epoch(
 
     ``state`` (N_STATE, D) and the node stores persist across epochs; ``t0`` is the global step
     before this epoch. ``sigma == 0`` and no trace: no noise work at all (the exact
-    NSGD-momentum trajectory). Returns the next trace row.
+    NSGD-momentum trajectory). Returns the next trace row. ``replay`` (tests only, with a
+    trace preloaded with a recorded run's): release the recorded node values (see
+    :func:`tree_step`).
     """
     n = X.shape[0]
     D = w.shape[0]
@@ -242,7 +270,7 @@ def nsgd_tree_epoch(
                 # the epoch leaf is the epoch's exact within-epoch momentum
                 row = tree_step(
                     rng, e, Zep, xi_ep, gamma, decpow_ep, sigma, honaker, hon_a_ep, cur, fresh,
-                    tracing, sx_ep, pin, scur, trace, row,
+                    tracing, sx_ep, pin, scur, trace, row, replay,
                 )
                 for j in range(D):
                     carry[j] = Zep[j]
@@ -250,7 +278,7 @@ def nsgd_tree_epoch(
             else:
                 row = tree_step(
                     rng, tau, Zin, xi_in, dec, decpow_in, sigma, honaker, hon_a_in, cur, fresh,
-                    tracing, sx_in, leaf, scur, trace, row,
+                    tracing, sx_in, leaf, scur, trace, row, replay,
                 )
                 for j in range(D):
                     mh[j] = q[j] + Zin[j] + carry[j]

@@ -144,23 +144,33 @@ class _AcceleratedDPOptimizer(DPOptimizer):
             raise RuntimeError("calibration overshot the target epsilon")
         return schedule, scales, record
 
-    def _solve_private(self, problem, budget, rng, record_trace):
-        return self._fit_private(problem, budget, rng, record_trace)
+    supports_replay = True
 
-    def _fit_private(self, problem, budget, rng, record_trace=False, w0=None):
-        """The private fit; ``w0`` (a public starting point, default 0) is for experiments."""
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None):
+        return self._fit_private(problem, budget, rng, record_trace, replay=replay)
+
+    def _fit_private(self, problem, budget, rng, record_trace=False, w0=None, replay=None):
+        """The private fit; ``w0`` (a public starting point, default 0) is for experiments;
+        ``replay`` (a recorded ``trace``, tests only) is released instead of the noisy sums."""
         self._check_params()
         q = batch_fraction(self.batch_size, problem.n_samples)
         schedule, scales, record = self._plan(problem, budget, q)
         T = len(schedule)
         w = np.zeros(problem.dim) if w0 is None else np.array(w0, dtype=np.float64).ravel()
         perm = np.arange(problem.n_samples, dtype=np.int64)
-        trace = np.zeros((T, 2, problem.dim)) if record_trace else empty_trace()
+        if replay is not None:
+            trace = np.array(replay, dtype=np.float64, copy=True)
+            if trace.shape != (T, 2, problem.dim):
+                raise ValueError(f"replay must have shape {(T, 2, problem.dim)}")
+            record_trace = True
+        else:
+            trace = np.zeros((T, 2, problem.dim)) if record_trace else empty_trace()
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         nesterov_kernel(
             problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, q,
             1.0 / (q * problem.n_samples), schedule.alpha, schedule.beta, schedule.restart,
             mech, np.ascontiguousarray(scales, dtype=np.float64), rng, perm, trace,
+            replay is not None,
         )
         return OptimizeResult(
             coef=w.reshape(problem.n_params, problem.n_outputs),

@@ -83,6 +83,14 @@ class DPNSGDTree(DPOptimizer):
     ``kappa_J Delta`` for ``"aligned"``); ``extras["trace_sensitivity"]`` has the bound of each
     row. The sum over rows of the squared changes is at most ``Delta^2 S^2`` (at fixed iterates).
 
+    **Replay** (record/replay tests, ``solve(..., replay=trace)``): the implementation releases
+    ``exact momentum + streamed node noise``, never the node values themselves; a replayed run
+    draws every node noise as usual (the random stream stays aligned) and then sets it to
+    ``recorded released node - own exact node``, so that each node it releases is the recorded
+    run's. The released momentum is the regulariser term (a function of the released iterates)
+    plus a fixed linear combination of the released nodes, so both runs share their iterates (up
+    to rounding) and ``trace[:, 0]`` holds this run's exact nodes along the recorded history.
+
     Parameters
     ----------
     epochs : int, default=20
@@ -126,6 +134,7 @@ class DPNSGDTree(DPOptimizer):
     """
 
     name = "dp_nsgd_tree"
+    supports_replay = True
     required_problem_constants = ("gradient_bound",)
 
     def __init__(
@@ -262,15 +271,25 @@ class DPNSGDTree(DPOptimizer):
                     rows.extend([delta_node] * (k + 1 if self.honaker else 1))
         return np.array(rows, dtype=float)
 
-    def _run(self, problem, sigma, rng, record_trace=False):
+    def _run(self, problem, sigma, rng, record_trace=False, replay=None):
         """The private path's trajectory with node noise ``sigma`` (0: the exact NSGD-momentum
-        trajectory). Returns (w, n_steps, trace, trace_sensitivity)."""
+        trajectory). Returns (w, n_steps, trace, trace_sensitivity). ``replay``: a recorded
+        trace whose released nodes are released instead (tests)."""
+        if replay is not None:
+            record_trace = True
         b, M, E, alpha, eta0 = self._settings(problem)
         decpow_in, hon_in, decpow_ep, hon_ep = self._tables(M, E, alpha)
         delta_node = problem.gradient_bound * alpha / b
         if record_trace:
             sens = self._trace_layout(M, E, alpha, delta_node)
-            trace = np.zeros((sens.shape[0], 2, problem.dim))
+            if replay is not None:
+                trace = np.array(replay, dtype=np.float64, copy=True)
+                if trace.shape != (sens.shape[0], 2, problem.dim):
+                    raise ValueError(
+                        f"replay must have shape {(sens.shape[0], 2, problem.dim)}"
+                    )
+            else:
+                trace = np.zeros((sens.shape[0], 2, problem.dim))
         else:
             sens, trace = None, empty_trace()
         D = problem.dim
@@ -289,15 +308,16 @@ class DPNSGDTree(DPOptimizer):
                 problem.clip, problem.lam, b, alpha, eta0, self.schedule == "linear",
                 self.tree == "aligned", float(sigma), bool(self.honaker), decpow_in, hon_in,
                 decpow_ep, hon_ep, rng, state, xi_in, xi_ep, sx_in, sx_ep, trace, row,
+                replay is not None,
             )
         n_steps = T
         return w, int(n_steps), (trace if record_trace else None), sens
 
-    def _solve_private(self, problem, budget, rng, record_trace):
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None):
         self._check_params()
         b, M, E, alpha, eta0 = self._settings(problem)
         sigma, record = self._calibrate(problem, budget, b, M, E, alpha)
-        w, n_steps, trace, sens = self._run(problem, sigma, rng, record_trace)
+        w, n_steps, trace, sens = self._run(problem, sigma, rng, record_trace, replay=replay)
         return OptimizeResult(
             coef=w.reshape(problem.n_params, problem.n_outputs),
             n_iter=n_steps,

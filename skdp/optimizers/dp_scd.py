@@ -99,6 +99,7 @@ class DPSCD(DPOptimizer):
     """
 
     name = "dp_scd"
+    supports_replay = True
     required_problem_constants = ("row_norm_bound", "strong_convexity")
 
     def __init__(
@@ -192,7 +193,7 @@ class DPSCD(DPOptimizer):
         )
         return noise_v, noise_a, record
 
-    def _solve_private(self, problem, budget, rng, record_trace):
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None):
         self._check_params()
         n, p, K = problem.n_samples, problem.n_params, problem.n_outputs
         q, L = self._batch(n)
@@ -204,9 +205,16 @@ class DPSCD(DPOptimizer):
         # the secret dual: a local of this call, dropped on return (never stored, never returned)
         alpha = np.zeros((n, K))
         trace = np.zeros((n_steps, 2, p * K)) if record_trace else empty_trace()
+        if replay is not None:  # release a recorded run's values (record/replay tests)
+            replay = np.asarray(replay, dtype=np.float64)
+            if replay.shape != (n_steps, 2, p * K):
+                raise ValueError(f"replay must have shape {(n_steps, 2, p * K)}")
+            released = np.ascontiguousarray(replay[:, 1, :])
+        else:
+            released = np.zeros((0, 0))
         _run_private(
             problem, alpha, v, 1.0 / Lam, L, uclip, n_steps, q, noise_v, noise_a,
-            int(self.newton_steps), rng, trace, np.zeros((0, 0)),
+            int(self.newton_steps), rng, trace, released,
         )
         del alpha
         return OptimizeResult(

@@ -74,7 +74,7 @@ def _project(w, radius):
 @njit(cache=True, nogil=True)
 def _sgld_kernel(
     X, Y, w, loss_id, tau, lam, etas, sampling, q, batch, inv_batch, sigma, init_std, radius,
-    rng, perm, trace,
+    rng, perm, trace, replay=False,
 ):
     """theta_0 ~ Pi(N(0, init_std^2 I)), then for each step k
     theta <- Pi(theta - eta_k (g_k / m + lam theta) + sqrt(2 eta_k) sigma Z).
@@ -84,6 +84,9 @@ def _sgld_kernel(
     the public batch size (n, q n or batch). The Langevin noise is added to the gradient *sum*
     with std ``m sigma sqrt(2 / eta_k)``, which is exactly ``sqrt(2 eta_k) sigma`` on the
     parameters; the released quantity of step k (what ``trace`` records) is that noisy sum.
+    With ``replay`` (record/replay tests only), ``trace[:, 1]`` holds a recorded run's releases:
+    the kernel computes and records its own clipped sum, draws its noise as usual (the random
+    stream stays aligned), then releases ``trace[k, 1]`` instead.
     """
     n = X.shape[0]
     D = w.shape[0]
@@ -107,7 +110,10 @@ def _sgld_kernel(
         if tracing:
             trace[t, 0, :] = g
         add_gaussian_noise(rng, g, sigma * math.sqrt(2.0 / eta) / inv_batch)
-        if tracing:
+        if replay:  # release what the recorded run released (record/replay tests)
+            for j in range(D):
+                g[j] = trace[t, 1, j]
+        elif tracing:
             trace[t, 1, :] = g
         a = eta * inv_batch
         shrink = 1.0 - eta * lam
@@ -201,6 +207,7 @@ class DPSGLD(DPOptimizer):
     """
 
     name = "dp_sgld"
+    supports_replay = True
 
     def __init__(
         self, max_iter=None, batch_size=None, step="auto", schedule="constant", sigma=None,
@@ -386,7 +393,7 @@ class DPSGLD(DPOptimizer):
             details["rho"] = float(rdp[np.searchsorted(DEFAULT_ORDERS, a)] / a)
         return sigma, details, event, accountant, analysis
 
-    def _solve_private(self, problem, budget, rng, record_trace):
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None):
         self._check_params()
         n, G = problem.n_samples, problem.gradient_bound
         sampling, q, batch, m_pub, per_epoch = self._sampling(n)
@@ -414,11 +421,17 @@ class DPSGLD(DPOptimizer):
         details["delta"] = record.delta
         w = np.zeros(problem.dim)
         perm = np.arange(n, dtype=np.int64)
-        trace = np.zeros((n_steps, 2, problem.dim)) if record_trace else empty_trace()
+        if replay is not None:
+            trace = np.array(replay, dtype=np.float64, copy=True)
+            if trace.shape != (n_steps, 2, problem.dim):
+                raise ValueError(f"replay must have shape {(n_steps, 2, problem.dim)}")
+            record_trace = True
+        else:
+            trace = np.zeros((n_steps, 2, problem.dim)) if record_trace else empty_trace()
         _sgld_kernel(
             problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, etas,
             sampling, q, batch, 1.0 / m_pub, sigma, sigma * math.sqrt(2.0 / problem.lam), radius,
-            rng, perm, trace,
+            rng, perm, trace, replay is not None,
         )
         return OptimizeResult(
             coef=w.reshape(problem.n_params, problem.n_outputs),
