@@ -17,7 +17,14 @@ def best_time(fn, repeat=5):
     return best
 
 
-def xw_pass_time(X, repeat=20):
-    """Time of one numpy ``X @ w`` pass over the same array (the memory-bandwidth yardstick)."""
+def xw_pass_time(X, repeat=20, threads=1):
+    """Time of one numpy ``X @ w`` pass over the same array (the memory-bandwidth yardstick).
+
+    BLAS is limited to ``threads`` threads (default 1, like skdp's kernels), so that the ratio
+    compares like with like and does not swing with the load of a shared machine.
+    """
+    from threadpoolctl import threadpool_limits
+
     w = np.ones(X.shape[1])
-    return best_time(lambda: X @ w, repeat)
+    with threadpool_limits(limits=threads):
+        return best_time(lambda: X @ w, repeat)

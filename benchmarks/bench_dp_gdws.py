@@ -104,7 +104,7 @@ def main():
     lines = [
         "# dp_gdws on UCI Adult",
         "",
-        f"n = {n}, d = {d} (one-hot, rows unit norm); one numpy `X @ w` pass: {t_pass * 1e3:.3f} ms.",
+        f"n = {n}, d = {d} (one-hot, rows unit norm); one single-thread numpy `X @ w` pass: {t_pass * 1e3:.3f} ms.",
         "All figures from one run on a shared 2-core machine; ratios are the meaningful part.",
         "",
         "| setting | fit time (s) | of which noise calibration (s) | kernel epoch / `X @ w` pass "
