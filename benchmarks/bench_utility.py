@@ -1,12 +1,18 @@
 """Utility against epsilon for every estimator and every available optimizer.
 
 Run: ``python benchmarks/bench_utility.py [--data adult wine breast_cancer diabetes]
-[--epsilons 0.05 0.1 0.5 1 2 5 inf] [--seeds 5] [--optimizers dp_gdws dp_scd ...]``.
+[--epsilons 0.05 0.1 0.5 1 2 5 inf] [--seeds 5] [--optimizers dp_gdws dp_scd ...]
+[--anchors opacus diffprivlib]`` (``pip install ".[bench]"`` first).
 
 Writes ``benchmarks/results/utility_<data>.csv`` (one row per estimator, optimizer, epsilon,
 seed: test score, epsilon spent, fit time) and ``utility_<data>.md`` (mean and standard deviation
 over seeds), plus ``utility_<data>.png`` when matplotlib is installed. Non-private scikit-learn
-on the same data and preprocessing is the reference row.
+on the same data and preprocessing is the reference row. The anchors (``_anchors.py``, which
+states their fixed configurations) run on the same arrays: Opacus DP-SGD on one linear layer
+(RDP accountant, ``make_private_with_epsilon``) and diffprivlib's LogisticRegression /
+LinearRegression in their own virtual environment ``benchmarks/.venv-diffprivlib`` (created on
+first use; diffprivlib needs scikit-learn <= 1.7). An anchor that cannot run is reported in the
+output and in the markdown, not silently dropped.
 
 Preprocessing (the same for every method): numeric features standardised and categoricals
 one-hot encoded with training statistics, rows scaled to unit L2 norm; regression targets mapped
@@ -21,15 +27,17 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
+from skdp.datasets import find_data_dir, load_adult, load_wine_quality
+from skdp.optimizers import available_optimizers
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import r2_score
 from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import Normalizer, StandardScaler
 
-from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
-from skdp.datasets import find_data_dir, load_adult, load_wine_quality
-from skdp.optimizers import available_optimizers
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _anchors import AnchorUnavailable, diffprivlib_runs, opacus_runs
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DELTA = 1e-5
@@ -65,7 +73,30 @@ def _to_unit_target(y, rng):
     return (y - (lo + hi) / 2) / ((hi - lo) / 2)
 
 
-def run(name, epsilons, seeds, optimizers):
+
+def run_anchors(task, X_tr, y_tr, X_te, y_te, epsilons, seeds, anchors):
+    """Rows for the anchors, and notes for those that could not run."""
+    rows, notes = [], []
+    est = "LogisticRegression" if task == "classification" else "LinearRegression"
+    for a in anchors:
+        try:
+            if a == "opacus":
+                res = opacus_runs(task, X_tr, y_tr, X_te, y_te, epsilons, seeds, DELTA)
+                label = ("Opacus DP-SGD", "nn.Linear, SGD lr 0.5, batch 256, 5 epochs, clip 1")
+            elif a == "diffprivlib":
+                res, versions = diffprivlib_runs(task, X_tr, y_tr, X_te, y_te, epsilons, seeds)
+                label = (f"diffprivlib {est}", f"diffprivlib {versions[0]} (sklearn {versions[1]}), pure eps-DP")
+            else:
+                raise ValueError(a)
+        except AnchorUnavailable as exc:
+            notes.append(f"{a} could not run: {exc}")
+            print(notes[-1], file=sys.stderr, flush=True)
+            continue
+        rows += [label + (eps, seed, score, spent, dt) for eps, seed, score, spent, dt in res]
+    return rows, notes
+
+
+def run(name, epsilons, seeds, optimizers, anchors=()):
     task, X_tr, y_tr, X_te, y_te, trange = load(name)
     rows = []
     if task == "classification":
@@ -94,20 +125,35 @@ def run(name, epsilons, seeds, optimizers):
                     dt = time.perf_counter() - t0
                     rows.append((est_name, opt, eps, seed, score, est.epsilon_, dt))
                     print(f"{name} {est_name} {opt} eps={eps} seed={seed}: {score:.4f} ({dt:.2f}s)", flush=True)
-    return task, rows
+    if task == "classification":
+        arows, notes = run_anchors(task, X_tr, y_tr, X_te, y_te, epsilons, seeds, anchors)
+    else:
+        arows, notes = run_anchors(task, X_tr, t_tr, X_te, t_te, epsilons, seeds, anchors)
+    return task, rows + arows, notes
 
 
-def write(name, task, rows, epsilons):
+SKDP_ESTIMATORS = ("DPLogisticRegression", "DPLinearSVC", "DPRidge")
+
+
+def write(name, task, rows, epsilons, notes=(), seeds=None):
     RESULTS.mkdir(exist_ok=True)
     with open(RESULTS / f"utility_{name}.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["estimator", "optimizer", "epsilon", "seed", "score", "epsilon_spent", "fit_seconds"])
         w.writerows(rows)
     metric = "accuracy" if task == "classification" else "R^2"
-    lines = [f"# Utility on {name} (test {metric}, mean ± sd over seeds, delta = {DELTA})", ""]
+    lines = [f"# Utility on {name} (test {metric}, mean ± sd over {seeds} seeds, delta = {DELTA})", ""]
+    lines.append("Regenerate: `python benchmarks/bench_utility.py --data " + name + f" --seeds {seeds}`. "
+                 "skdp estimators at their defaults (C = 1, data_norm = 1) with the named optimizer. "
+                 "Anchors on the same arrays; their configurations are stated in `benchmarks/_anchors.py` "
+                 "(Opacus: RDP accountant, `make_private_with_epsilon`, delta 1e-5, eps = inf is the same SGD "
+                 "without clipping or noise; diffprivlib is pure eps-DP and has no eps = inf run).")
+    lines.append("")
+    for note in notes:
+        lines += [f"**{note}**", ""]
     lines.append("| estimator | optimizer | " + " | ".join(f"eps={e:g}" for e in epsilons) + " |")
     lines.append("|---|---|" + "---|" * len(epsilons))
-    keys = sorted({(r[0], r[1]) for r in rows if r[1] != "non-private"})
+    keys = sorted({(r[0], r[1]) for r in rows if r[1] != "non-private"}, key=lambda k: (k[0] not in SKDP_ESTIMATORS, k))
     for key in keys:
         cells = []
         for e in epsilons:
@@ -126,14 +172,19 @@ def write(name, task, rows, epsilons):
         import matplotlib.pyplot as plt
     except ImportError:
         return
-    fig, axes = plt.subplots(1, len({k[0] for k in keys}), figsize=(6 * len({k[0] for k in keys}), 4), squeeze=False)
+    panels = sorted({k[0] for k in keys if k[0] in SKDP_ESTIMATORS})
+    fig, axes = plt.subplots(1, len(panels), figsize=(6.5 * len(panels), 4.5), squeeze=False)
     finite = [e for e in epsilons if np.isfinite(e)]
-    for ax, est_name in zip(axes[0], sorted({k[0] for k in keys})):
+    for ax, est_name in zip(axes[0], panels):
         for (en, opt) in keys:
-            if en != est_name:
+            if en != est_name and en in SKDP_ESTIMATORS:
                 continue
-            means = [np.mean([r[4] for r in rows if (r[0], r[1]) == (en, opt) and r[2] == e]) for e in finite]
-            ax.plot(finite, means, marker="o", label=opt)
+            es = [e for e in finite if any((r[0], r[1]) == (en, opt) and r[2] == e for r in rows)]
+            vals = [[r[4] for r in rows if (r[0], r[1]) == (en, opt) and r[2] == e] for e in es]
+            anchor = en not in SKDP_ESTIMATORS
+            ax.errorbar(es, [np.mean(v) for v in vals], yerr=[np.std(v) for v in vals], capsize=2,
+                        marker="s" if anchor else "o", ls="--" if anchor else "-", lw=2 if anchor else 1,
+                        label=en if anchor else opt)
         for r in rows:
             if r[1] == "non-private":
                 ax.axhline(r[4], color="k", ls="--", label=r[0])
@@ -141,9 +192,28 @@ def write(name, task, rows, epsilons):
         ax.set_xlabel("epsilon (delta = 1e-5)")
         ax.set_ylabel(metric)
         ax.set_title(f"{est_name} on {name}")
+        if task == "classification":
+            lo = min(r[4] for r in rows)
+            ax.set_ylim(max(lo - 0.02, 0.5), None)
+        else:  # R^2 far below zero (large noise) would flatten the chart: clip the axis at -1
+            top = max(r[4] for r in rows if np.isfinite(r[4]))
+            ax.set_ylim(max(min(r[4] for r in rows) - 0.05, -1.0), top + 0.05)
+            ax.set_title(f"{est_name} on {name} (axis clipped at R^2 = -1)")
+            ax.set_ylabel(metric)
+            ax.legend(fontsize=7)
+            continue
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(RESULTS / f"utility_{name}.png", dpi=100)
+
+
+def read_csv(name):
+    with open(RESULTS / f"utility_{name}.csv") as fh:
+        rd = csv.reader(fh)
+        next(rd)
+        rows = [(r[0], r[1], float(r[2]), int(r[3]), float(r[4]), float(r[5]), float(r[6])) for r in rd]
+    task = "classification" if any("Logistic" in r[0] for r in rows) else "regression"
+    return task, rows
 
 
 def main(argv=None):
@@ -152,14 +222,20 @@ def main(argv=None):
     p.add_argument("--epsilons", nargs="+", type=float, default=[0.05, 0.1, 0.5, 1, 2, 5, np.inf])
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--optimizers", nargs="+", default=None)
+    p.add_argument("--replot", action="store_true", help="redraw md/png from the existing CSV, no fitting")
+    p.add_argument("--anchors", nargs="*", default=["opacus", "diffprivlib"], choices=["opacus", "diffprivlib"])
     args = p.parse_args(argv)
     optimizers = args.optimizers or available_optimizers()
     for name in args.data:
         if name in ("adult", "wine") and find_data_dir(required=("adult.data",) if name == "adult" else ("winequality-white.csv",)) is None:
             print(f"skipping {name}: data not found", file=sys.stderr)
             continue
-        task, rows = run(name, args.epsilons, args.seeds, optimizers)
-        write(name, task, rows, args.epsilons)
+        if args.replot:
+            task, rows = read_csv(name)
+            write(name, task, rows, args.epsilons, (), args.seeds)
+            continue
+        task, rows, notes = run(name, args.epsilons, args.seeds, optimizers, args.anchors)
+        write(name, task, rows, args.epsilons, notes, args.seeds)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         to the optimum of the objective (a non-private model).
     delta : float in (0, 1) or None, default=None
         None: ``min(1e-5, 0.1 / n_samples)``, a function of the public n only.
-    optimizer : str or DPOptimizer, default="dp_gdws"
+    optimizer : str or DPOptimizer, default=%(default_optimizer)s
         One of :func:`skdp.optimizers.available_optimizers` or an optimizer instance (its
         parameters are then tunable as ``optimizer__<name>``).
     fit_intercept : bool, default=True
@@ -57,8 +57,9 @@ PRIVACY_ATTRIBUTES = """epsilon_ : float
         Defined when X has feature names that are all strings."""
 
 
-def fill(doc):
+def fill(doc, default_optimizer="dp_gdws"):
     """Insert the shared parameter and attribute blocks into a docstring."""
-    return doc.replace("%(privacy_params)s", PRIVACY_PARAMS).replace(
+    params = PRIVACY_PARAMS.replace("%(default_optimizer)s", f'"{default_optimizer}"')
+    return doc.replace("%(privacy_params)s", params).replace(
         "%(privacy_attributes)s", PRIVACY_ATTRIBUTES
     )
