@@ -29,7 +29,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from skdp.losses import get_loss, objective  # noqa: E402
 from skdp.optimizers import Budget, Problem  # noqa: E402
 from skdp.optimizers._base import batch_fraction, empty_trace  # noqa: E402
-from skdp.optimizers._nesterov import nesterov_kernel, nesterov_to_optimum  # noqa: E402
+from skdp.optimizers._heavy_ball import momentum_to_optimum  # noqa: E402
+from skdp.optimizers._nesterov import nesterov_kernel  # noqa: E402
 from skdp.optimizers.dp_gdws import DPGDWS, _dp_gdws_kernel  # noqa: E402
 from skdp.optimizers.dp_masg import DPMASG  # noqa: E402
 from skdp.optimizers.dp_nag_opt import DPNAGOpt  # noqa: E402
@@ -172,7 +173,7 @@ def main():
     problem = make_problem()
     n, d = problem.n_samples, problem.dim
     w_star = np.zeros(d)
-    nesterov_to_optimum(problem.X, problem.Y, w_star, problem.loss.loss_id, math.inf, problem.lam,
+    momentum_to_optimum(problem.X, problem.Y, w_star, problem.loss.loss_id, math.inf, problem.lam,
                         1.0 / problem.smoothness, 0.8, 1e-12, 100000)
     F_star = F(problem, w_star)
     x0 = np.full(d, 10.0)

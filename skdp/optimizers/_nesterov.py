@@ -6,18 +6,17 @@ the momentum ``beta[t]``, the momentum reset ``restart[t]`` (the stage starts of
 method) and the noise scale ``noise_scale[t]``. The number of steps is the length of the
 schedules, fixed before the data is touched.
 
-:func:`nesterov_to_optimum` is the non-private solver used at ``epsilon = inf``: Nesterov's method
-with the gradient restart of O'Donoghue & Candès (2015) and a gradient-norm stopping rule. It
-looks at the data to decide when to stop, which is fine only because nothing is private there.
+At ``epsilon = inf`` both optimizers use the shared non-private solver
+:func:`skdp.optimizers._heavy_ball.momentum_to_optimum` (Nesterov with adaptive restart).
 """
 
 import numpy as np
 from numba import njit
 
 from ..privacy.noise import add_noise
-from ._glm import clipped_gradient_sum, poisson_batch, value_and_gradient
+from ._glm import clipped_gradient_sum, poisson_batch
 
-__all__ = ["nesterov_kernel", "nesterov_to_optimum"]
+__all__ = ["nesterov_kernel"]
 
 
 @njit(cache=True, nogil=True)
@@ -79,44 +78,3 @@ def nesterov_kernel(
         for j in range(D):
             w[j] = y[j] - a * (g[j] * inv_batch + lam * y[j])
     return T
-
-
-@njit(cache=True, nogil=True)
-def nesterov_to_optimum(X, Y, w, loss_id, tau, lam, step, momentum, tol, max_iter):
-    """Minimise F from ``w`` (in place) with Nesterov + gradient restart; returns iterations.
-
-    Iterates ``y = w + momentum (w - w_prev)``, ``w+ = y - step grad F(y)``; the momentum is
-    dropped whenever ``grad F(y) . (w+ - w) > 0`` (the step goes against the descent direction,
-    O'Donoghue & Candès 2015). Stops when ``||grad F(y)|| <= tol`` (then ``w = y``) or after
-    ``max_iter`` gradient evaluations.
-    """
-    D = w.shape[0]
-    K = Y.shape[1]
-    g = np.zeros(D)
-    y = np.zeros(D)
-    w_prev = w.copy()
-    z = np.zeros(K)
-    s = np.zeros(K)
-    t = 0
-    while t < max_iter:
-        for j in range(D):
-            y[j] = w[j] + momentum * (w[j] - w_prev[j])
-        value_and_gradient(X, Y, y, loss_id, tau, lam, g, z, s)
-        t += 1
-        gn = 0.0
-        for j in range(D):
-            gn += g[j] * g[j]
-        if np.sqrt(gn) <= tol:
-            for j in range(D):
-                w[j] = y[j]
-            break
-        dot = 0.0
-        for j in range(D):
-            w_new = y[j] - step * g[j]
-            dot += g[j] * (w_new - w[j])
-            w_prev[j] = w[j]
-            w[j] = w_new
-        if dot > 0.0:
-            for j in range(D):  # restart: no momentum into the next step
-                w_prev[j] = w[j]
-    return t

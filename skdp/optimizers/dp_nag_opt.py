@@ -24,7 +24,8 @@ from ._allocation import (
     select_n_steps,
 )
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, empty_trace, nonprivate_record
-from ._nesterov import nesterov_kernel, nesterov_to_optimum
+from ._heavy_ball import momentum_to_optimum
+from ._nesterov import nesterov_kernel
 
 __all__ = ["DPNAGOpt"]
 
@@ -186,7 +187,7 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         L, mu = problem.smoothness, problem.strong_convexity
         r = math.sqrt(mu / L)
         w = np.zeros(problem.dim)
-        n_iter = nesterov_to_optimum(
+        n_iter = momentum_to_optimum(
             problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
             (1.0 - r) / (1.0 + r), float(self.tol), self._n_steps(private=False),
         )
