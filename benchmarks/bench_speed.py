@@ -267,7 +267,7 @@ def write(adult, grid, skipped, cold, warm, mem):
     L = ["# Speed and memory", "",
          ("Regenerate: `python benchmarks/bench_speed.py`. One run on a shared 2-core machine (other jobs running); "
          "ratios are the meaningful part. skdp: `DPLogisticRegression(epsilon=1)` with each optimizer at its "
-         "defaults (C = 1, data_norm = 1, delta = 1/n^1.1 default). Anchor configurations: `benchmarks/_anchors.py`."), ""]
+         "defaults (C = 1, data_norm = 1, default delta = min(1e-5, 0.1/n)). Anchor configurations: `benchmarks/_anchors.py`."), ""]
     if adult:
         L += [f"## Fit time on UCI Adult at epsilon = 1 (n = {adult['n']}, d = {adult['d']})", "",
               (f"Minimum of 3 fits after a warm-up fit (numba compilation excluded). One numpy `X @ w` pass: "
