@@ -34,7 +34,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, loss_value
+from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector, loss_value
 from ..privacy.noise import add_gaussian_noise
 from ._glm import add_example_gradient, axpy_row
 
@@ -75,21 +75,6 @@ def margins_and_sqnorm(X, v, i, K, inv_lam, z):
     for k in range(K):
         z[k] *= inv_lam
     return s
-
-
-@njit(cache=True, nogil=True)
-def _scale_to_ball(u, K, radius):
-    """Scale u in place so that ||u|| <= radius (no-op for radius = inf)."""
-    if not math.isfinite(radius):
-        return
-    nrm = 0.0
-    for k in range(K):
-        nrm += u[k] * u[k]
-    nrm = math.sqrt(nrm)
-    if nrm > radius:
-        f = radius / nrm
-        for k in range(K):
-            u[k] *= f
 
 
 @njit(cache=True, nogil=True)
@@ -255,7 +240,7 @@ def coordinate_update(loss_id, Y, alpha, i, m, s, inv_lam, Lsub, tau, box, n_new
         for k in range(K):
             a = alpha[i, k]
             zeta[k] = a + (Y[i, k] - m[k] - a) / (1.0 + c)  # alpha'
-        _scale_to_ball(zeta, K, tau)  # isotropic quadratic: projection is the exact minimiser
+        clip_vector(zeta, K, tau)  # isotropic quadratic: projection is the exact minimiser
         for k in range(K):
             zeta[k] -= alpha[i, k]
     elif loss_id == SQUARED_HINGE:
@@ -264,7 +249,7 @@ def coordinate_update(loss_id, Y, alpha, i, m, s, inv_lam, Lsub, tau, box, n_new
             b = yk * alpha[i, k]
             nb = (1.0 - yk * m[k] + c * b) / (0.5 + c)
             zeta[k] = nb if nb > 0.0 else 0.0  # beta'
-        _scale_to_ball(zeta, K, tau)  # exact: isotropic quadratic on (orthant cap ball)
+        clip_vector(zeta, K, tau)  # exact: isotropic quadratic on (orthant cap ball)
         for k in range(K):
             zeta[k] = Y[i, k] * zeta[k] - alpha[i, k]
     elif loss_id == LOGISTIC:
@@ -283,7 +268,7 @@ def coordinate_update(loss_id, Y, alpha, i, m, s, inv_lam, Lsub, tau, box, n_new
         _multinomial_newton(Y, alpha, i, m, c, box, n_newton, work)
         for k in range(K):
             zeta[k] = Y[i, k] - work[k]  # alpha'
-        _scale_to_ball(zeta, K, tau)  # feasible (not exact) for tau < sqrt(2); inactive by default
+        clip_vector(zeta, K, tau)  # feasible (not exact) for tau < sqrt(2); inactive by default
         for k in range(K):
             zeta[k] -= alpha[i, k]
 
