@@ -44,20 +44,34 @@ def check_positive(value, name, allow_inf=False):
     return float(value)
 
 
-def make_generator(random_state):
+def make_generator(random_state, secure=False):
     """A fresh ``numpy.random.Generator`` from a scikit-learn style ``random_state``.
 
     int -> seeded generator (the same model for the same seed); None -> fresh OS entropy;
     a RandomState -> a generator seeded from it; a Generator is used as it is.
+
+    With ``secure=True`` the bit generator is randomgen's ChaCha20 (a cryptographically secure
+    stream cipher), seeded the same way; numba kernels draw from it unchanged.
     """
-    if random_state is None:
-        return np.random.default_rng()
     if isinstance(random_state, np.random.Generator):
         return random_state
-    if isinstance(random_state, np.random.RandomState):
-        return np.random.default_rng(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        return np.random.default_rng(int(random_state))
-    raise ValueError(
-        f"random_state must be None, an int, a RandomState or a Generator; got {random_state!r}"
-    )
+    if random_state is None:
+        seed = None
+    elif isinstance(random_state, np.random.RandomState):
+        seed = int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        seed = int(random_state)
+    else:
+        raise ValueError(
+            f"random_state must be None, an int, a RandomState or a Generator; got {random_state!r}"
+        )
+    if not secure:
+        return np.random.default_rng(seed)
+    try:
+        import randomgen
+    except ImportError:
+        raise ImportError(
+            'secure_mode=True needs randomgen: pip install "skdp[secure]"'
+        ) from None
+    # seed=None draws the key from OS entropy (through numpy's SeedSequence)
+    return np.random.Generator(randomgen.ChaCha(seed=seed, rounds=20))

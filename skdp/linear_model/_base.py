@@ -102,7 +102,8 @@ class DPLinearModel(BaseEstimator):
         )
         source = type(self).__name__
         precheck(ledgers, epsilon, delta, source)
-        result = optimizer.solve(problem, budget, make_generator(self.random_state))
+        rng = make_generator(self.random_state, secure=bool(self.secure_mode))
+        result = optimizer.solve(problem, budget, rng)
         record = result.record
         charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples))
         self.privacy_record_ = record

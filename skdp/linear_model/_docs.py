@@ -35,7 +35,15 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         it, so the folds of a ``GridSearchCV`` are charged too). Fits are also charged to every
         ledger open as a context manager. A fit that would pass a ledger's ceiling raises
         :class:`skdp.BudgetExceededError`. Every fit charges anew: refitting the same estimator
-        composes another event."""
+        composes another event.
+    secure_mode : bool, default=False
+        Draw batches and noise from a cryptographically secure generator (randomgen's ChaCha20,
+        ``pip install "skdp[secure]"``) instead of numpy's PCG64, seeded from ``random_state``
+        in the same way. This protects the noise stream from being predicted; it does not fix
+        the leakage of floating-point noise itself (the least significant bits of a
+        floating-point Gaussian or Laplace sample are not distributed as the real mechanism's,
+        Mironov 2012), nor timing side channels. A ``Generator`` passed as ``random_state`` is
+        used as it is."""
 
 PRIVACY_ATTRIBUTES = """epsilon_ : float
         Epsilon actually spent by the fit (at most ``epsilon``).

@@ -45,6 +45,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
         self, epsilon=1.0, delta=None, optimizer="dp_scd", alpha=1.0, fit_intercept=True,
         intercept_scaling=1.0, data_norm=1.0, y_bounds=(-1.0, 1.0), derivative_clip="auto",
         accountant="rdp", random_state=None, verbose=0, ledger=None,
+        secure_mode=False,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -59,6 +60,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
         self.random_state = random_state
         self.verbose = verbose
         self.ledger = ledger
+        self.secure_mode = secure_mode
 
     def _check_y_bounds(self):
         try:

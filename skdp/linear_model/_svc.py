@@ -47,6 +47,7 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         self, epsilon=1.0, delta=None, optimizer="dp_gdws", C=1.0, loss="squared_hinge",
         fit_intercept=True, intercept_scaling=1.0, data_norm=1.0, derivative_clip="auto",
         classes=None, accountant="rdp", random_state=None, verbose=0, ledger=None,
+        secure_mode=False,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -62,6 +63,7 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         self.random_state = random_state
         self.verbose = verbose
         self.ledger = ledger
+        self.secure_mode = secure_mode
 
     def fit(self, X, y):
         """Fit the model privately.
