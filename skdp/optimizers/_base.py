@@ -23,7 +23,10 @@ from sklearn.base import BaseEstimator
 from ..losses import Loss
 from ..privacy import NonPrivateEvent, PrivacyRecord
 
-__all__ = ["Problem", "Budget", "OptimizeResult", "DPOptimizer", "batch_fraction"]
+__all__ = [
+    "Problem", "Budget", "OptimizeResult", "DPOptimizer", "batch_fraction", "check_replay",
+    "trace_buffer",
+]
 
 
 @dataclass(frozen=True)
@@ -207,3 +210,18 @@ class DPOptimizer(BaseEstimator):
 def empty_trace():
     """The placeholder trace passed to kernels when no trace is recorded."""
     return np.zeros((0, 2, 0))
+
+
+def check_replay(replay, n_rows, size):
+    """A float64 copy of a recorded trace to replay, checked to have shape (n_rows, 2, size)."""
+    trace = np.array(replay, dtype=np.float64, copy=True)
+    if trace.shape != (n_rows, 2, size):
+        raise ValueError(f"replay must have shape {(n_rows, 2, size)}; got {trace.shape}")
+    return trace
+
+
+def trace_buffer(n_rows, size, record_trace, replay=None):
+    """The trace a kernel writes: the checked replay, a zeroed buffer, or the empty placeholder."""
+    if replay is not None:
+        return check_replay(replay, n_rows, size)
+    return np.zeros((n_rows, 2, size)) if record_trace else empty_trace()

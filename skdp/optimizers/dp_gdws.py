@@ -20,7 +20,7 @@ from ..privacy import (
     calibrate_noise_multiplier,
 )
 from ..privacy.noise import GAUSSIAN, LAPLACE, add_noise
-from ._base import DPOptimizer, OptimizeResult, batch_fraction, empty_trace, nonprivate_record
+from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
 from ._heavy_ball import momentum_to_optimum
 
@@ -214,12 +214,7 @@ class DPGDWS(DPOptimizer):
         step = self._step_size(problem, n_steps, q, noise_scale, smoothing)
         w = np.zeros(problem.dim)
         perm = np.arange(problem.n_samples, dtype=np.int64)
-        if replay is not None:
-            trace = np.array(replay, dtype=np.float64, copy=True)
-            if trace.shape != (n_steps, 2, problem.dim):
-                raise ValueError(f"replay must have shape {(n_steps, 2, problem.dim)}")
-        else:
-            trace = np.zeros((n_steps, 2, problem.dim)) if record_trace else empty_trace()
+        trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         _dp_gdws_kernel(
             problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, n_steps, q,

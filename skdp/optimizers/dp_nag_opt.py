@@ -23,7 +23,7 @@ from ._allocation import (
     nag_schedule,
     select_n_steps,
 )
-from ._base import DPOptimizer, OptimizeResult, batch_fraction, empty_trace, nonprivate_record
+from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
 from ._heavy_ball import momentum_to_optimum
 from ._nesterov import nesterov_kernel
 
@@ -159,13 +159,8 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         T = len(schedule)
         w = np.zeros(problem.dim) if w0 is None else np.array(w0, dtype=np.float64).ravel()
         perm = np.arange(problem.n_samples, dtype=np.int64)
-        if replay is not None:
-            trace = np.array(replay, dtype=np.float64, copy=True)
-            if trace.shape != (T, 2, problem.dim):
-                raise ValueError(f"replay must have shape {(T, 2, problem.dim)}")
-            record_trace = True
-        else:
-            trace = np.zeros((T, 2, problem.dim)) if record_trace else empty_trace()
+        trace = trace_buffer(T, problem.dim, record_trace, replay)
+        record_trace = record_trace or replay is not None
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         nesterov_kernel(
             problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, q,

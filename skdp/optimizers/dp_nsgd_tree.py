@@ -20,7 +20,7 @@ from ..privacy.tree import (
     sensitivity_squared,
     tree_depth,
 )
-from ._base import DPOptimizer, OptimizeResult, empty_trace, nonprivate_record
+from ._base import DPOptimizer, OptimizeResult, empty_trace, nonprivate_record, trace_buffer
 from ._heavy_ball import momentum_to_optimum
 from ._tree_kernels import N_STATE, nsgd_tree_epoch
 
@@ -282,14 +282,7 @@ class DPNSGDTree(DPOptimizer):
         delta_node = problem.gradient_bound * alpha / b
         if record_trace:
             sens = self._trace_layout(M, E, alpha, delta_node)
-            if replay is not None:
-                trace = np.array(replay, dtype=np.float64, copy=True)
-                if trace.shape != (sens.shape[0], 2, problem.dim):
-                    raise ValueError(
-                        f"replay must have shape {(sens.shape[0], 2, problem.dim)}"
-                    )
-            else:
-                trace = np.zeros((sens.shape[0], 2, problem.dim))
+            trace = trace_buffer(sens.shape[0], problem.dim, True, replay)
         else:
             sens, trace = None, empty_trace()
         D = problem.dim

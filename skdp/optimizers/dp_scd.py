@@ -18,7 +18,9 @@ from ..privacy import (
     SelfComposedEvent,
     calibrate_noise_multiplier,
 )
-from ._base import DPOptimizer, OptimizeResult, batch_fraction, empty_trace, nonprivate_record
+from ._base import (
+    DPOptimizer, OptimizeResult, batch_fraction, check_replay, empty_trace, nonprivate_record,
+)
 from ._scd_kernels import PRIVATE_BOX, dp_scd_kernel, sdca_to_optimum
 
 __all__ = ["DPSCD"]
@@ -206,10 +208,7 @@ class DPSCD(DPOptimizer):
         alpha = np.zeros((n, K))
         trace = np.zeros((n_steps, 2, p * K)) if record_trace else empty_trace()
         if replay is not None:  # release a recorded run's values (record/replay tests)
-            replay = np.asarray(replay, dtype=np.float64)
-            if replay.shape != (n_steps, 2, p * K):
-                raise ValueError(f"replay must have shape {(n_steps, 2, p * K)}")
-            released = np.ascontiguousarray(replay[:, 1, :])
+            released = np.ascontiguousarray(check_replay(replay, n_steps, p * K)[:, 1, :])
         else:
             released = np.zeros((0, 0))
         _run_private(

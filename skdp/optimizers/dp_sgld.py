@@ -24,7 +24,7 @@ from ..privacy import (
 from ..privacy.langevin import LangevinEvent, kappa
 from ..privacy.noise import add_gaussian_noise
 from ..privacy.rdp import DEFAULT_ORDERS, epsilon_from_rdp
-from ._base import DPOptimizer, OptimizeResult, batch_fraction, empty_trace, nonprivate_record
+from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
 from ._heavy_ball import momentum_to_optimum
 
@@ -421,13 +421,8 @@ class DPSGLD(DPOptimizer):
         details["delta"] = record.delta
         w = np.zeros(problem.dim)
         perm = np.arange(n, dtype=np.int64)
-        if replay is not None:
-            trace = np.array(replay, dtype=np.float64, copy=True)
-            if trace.shape != (n_steps, 2, problem.dim):
-                raise ValueError(f"replay must have shape {(n_steps, 2, problem.dim)}")
-            record_trace = True
-        else:
-            trace = np.zeros((n_steps, 2, problem.dim)) if record_trace else empty_trace()
+        trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
+        record_trace = record_trace or replay is not None
         _sgld_kernel(
             problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, etas,
             sampling, q, batch, 1.0 / m_pub, sigma, sigma * math.sqrt(2.0 / problem.lam), radius,
