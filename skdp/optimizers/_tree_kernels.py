@@ -47,20 +47,20 @@ def _fresh_noise(rng, out, sigma):
 
 
 @njit(cache=True, nogil=True)
-def _write_trace(trace, row, exact, noise):
+def _trace_node(trace, row, exact, noise, replay):
+    """Record a drawn node in ``trace[row]``; returns the next row.
+
+    Recording: ``trace[row] = (exact, exact + noise)``. Replay: record this run's exact node value
+    in ``trace[row, 0]`` and replace its freshly drawn noise by ``released - exact``, with
+    ``released = trace[row, 1]`` the recorded run's node, so this run releases exactly that node.
+    """
     for j in range(exact.shape[0]):
         trace[row, 0, j] = exact[j]
-        trace[row, 1, j] = exact[j] + noise[j]
-
-
-@njit(cache=True, nogil=True)
-def _replay_node(trace, row, exact, noise):
-    """Record/replay: record this run's exact node value in ``trace[row, 0]`` and replace its
-    freshly drawn noise by ``released - exact``, ``released = trace[row, 1]`` (the recorded
-    run's released node value), so that this run releases exactly the recorded node."""
-    for j in range(exact.shape[0]):
-        trace[row, 0, j] = exact[j]
-        noise[j] = trace[row, 1, j] - exact[j]
+        if replay:
+            noise[j] = trace[row, 1, j] - exact[j]
+        else:
+            trace[row, 1, j] = exact[j] + noise[j]
+    return row + 1
 
 
 @njit(cache=True, nogil=True)
@@ -97,24 +97,16 @@ def tree_step(
             scur[j] = leaf[j]
     if honaker:
         _fresh_noise(rng, cur, sigma)
-        if replay:
-            _replay_node(trace, row, scur, cur)
-            row += 1
-        elif tracing:
-            _write_trace(trace, row, scur, cur)
-            row += 1
+        if tracing:
+            row = _trace_node(trace, row, scur, cur, replay)
         for level in range(1, k + 1):
             dl = decpow[level - 1]
             if tracing:
                 for j in range(D):
                     scur[j] = dl * sx[level - 1, j] + scur[j]
             _fresh_noise(rng, fresh, sigma)
-            if replay:
-                _replay_node(trace, row, scur, fresh)
-                row += 1
-            elif tracing:
-                _write_trace(trace, row, scur, fresh)
-                row += 1
+            if tracing:
+                row = _trace_node(trace, row, scur, fresh, replay)
             a = hon_a[level]
             for j in range(D):
                 cur[j] = a * fresh[j] + (1.0 - a) * (dl * xi[level - 1, j] + cur[j])
@@ -125,12 +117,8 @@ def tree_step(
                 for j in range(D):
                     scur[j] = dl * sx[level - 1, j] + scur[j]
         _fresh_noise(rng, cur, sigma)
-        if replay:
-            _replay_node(trace, row, scur, cur)
-            row += 1
-        elif tracing:
-            _write_trace(trace, row, scur, cur)
-            row += 1
+        if tracing:
+            row = _trace_node(trace, row, scur, cur, replay)
     if tracing:
         for j in range(D):
             sx[k, j] = scur[j]
