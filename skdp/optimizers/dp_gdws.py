@@ -12,14 +12,13 @@ from numba import njit
 
 from ..privacy import (
     GaussianEvent,
-    LaplaceEvent,
     PoissonGaussianEvent,
-    PoissonLaplaceEvent,
     PrivacyRecord,
     SelfComposedEvent,
     calibrate_noise_multiplier,
 )
 from ..privacy.noise import GAUSSIAN, LAPLACE, add_noise
+from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
 from ._heavy_ball import momentum_to_optimum
@@ -176,19 +175,16 @@ class DPGDWS(DPOptimizer):
                 noise_multiplier=z, sensitivity=G, n_steps=n_steps, sampling=sampling,
             )
             return z * G, record
-        # Laplace: pure epsilon, basic composition, epsilon / T per step.
+        # Laplace: pure epsilon, basic composition, epsilon / T per step (the uniform case of the
+        # accelerated optimizers' allocation, which also guards the rounding of the total).
         S1 = math.sqrt(problem.dim) * G
-        eps_step = budget.epsilon / n_steps * (1.0 - 1e-12)
-        eps0 = eps_step if q >= 1.0 else math.log1p(math.expm1(eps_step) / q)
-        nm = 1.0 / eps0
-        step_event = LaplaceEvent(nm) if q >= 1.0 else PoissonLaplaceEvent(q, nm)
+        scales, event, _ = calibrate_laplace(np.full(n_steps, 1.0 / n_steps), budget.epsilon, q, S1)
+        nm = float(scales[0]) / S1
         record = PrivacyRecord.from_event(
-            SelfComposedEvent(step_event, n_steps), 0.0, budget.accountant, mechanism="laplace",
+            event, 0.0, budget.accountant, mechanism="laplace",
             noise_multiplier=nm, sensitivity=S1, n_steps=n_steps, sampling=sampling,
         )
-        if record.epsilon > budget.epsilon:  # pragma: no cover - rounding guard
-            raise RuntimeError("Laplace calibration overshot the target epsilon")
-        return nm * S1, record
+        return float(scales[0]), record
 
     def _step_size(self, problem, n_steps, q, noise_scale, smoothing):
         L = problem.smoothness
