@@ -1,10 +1,10 @@
-"""Small timing helpers shared by the benchmarks (best-of-k wall time, numpy pass baseline)."""
+"""Small helpers shared by the benchmarks (best-of-k wall time, numpy pass baseline, epochs of a fit)."""
 
 import time
 
 import numpy as np
 
-__all__ = ["best_time", "xw_pass_time"]
+__all__ = ["best_time", "epochs_of", "xw_pass_time"]
 
 
 def best_time(fn, repeat=5):
@@ -28,3 +28,17 @@ def xw_pass_time(X, repeat=20, threads=1):
     w = np.ones(X.shape[1])
     with threadpool_limits(limits=threads):
         return best_time(lambda: X @ w, repeat)
+
+
+def epochs_of(est, n):
+    """Passes over the n training examples implied by the fitted privacy record."""
+    rec = est.privacy_record_
+    det = rec.details or {}
+    if "epochs" in det:
+        return float(det["epochs"])
+    if "sampling_rate" in det:
+        return float(rec.n_steps) * float(det["sampling_rate"])
+    s = str(rec.sampling)
+    if s.startswith("poisson(q="):
+        return float(rec.n_steps) * float(s[len("poisson(q="):].rstrip(")"))
+    return float(rec.n_steps)  # full batch: one pass per step

@@ -36,26 +36,12 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 from _anchors import AnchorUnavailable, diffprivlib_runs, opacus_fit
-from _timing import best_time, xw_pass_time
+from _timing import best_time, epochs_of, xw_pass_time
 
 RESULTS = HERE / "results"
 OPTIMIZERS = ["dp_gdws", "dp_scd", "dp_nag_opt", "dp_masg", "dp_sgld", "dp_nsgd_tree"]
 GRID = [(100_000, 20), (100_000, 100), (100_000, 1000), (1_000_000, 20), (1_000_000, 100)]
 SKIPPED_GRID = [(1_000_000, 1000, "X would take 8 GB (limit ~2 GB)")]
-
-
-def epochs_of(est, n):
-    """Passes over the n training examples implied by the fitted privacy record."""
-    rec = est.privacy_record_
-    det = rec.details or {}
-    if "epochs" in det:
-        return float(det["epochs"])
-    if "sampling_rate" in det:
-        return float(rec.n_steps) * float(det["sampling_rate"])
-    s = str(rec.sampling)
-    if s.startswith("poisson(q="):
-        return float(rec.n_steps) * float(s[len("poisson(q="):].rstrip(")"))
-    return float(rec.n_steps)  # full batch: one pass per step
 
 
 def capped(opt):

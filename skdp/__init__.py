@@ -9,6 +9,7 @@ from .linear_model import DPLinearSVC, DPLogisticRegression, DPRidge
 from .optimizers import DPOptimizer, available_optimizers
 from .optimizers.dp_gdws import DPGDWS
 from .privacy import PrivacyRecord, compute_epsilon
+from .progress import FitProgress
 
 __version__ = "0.1.0.dev0"
 
@@ -19,6 +20,7 @@ __all__ = [
     "DPOptimizer",
     "DPGDWS",
     "PrivacyRecord",
+    "FitProgress",
     "PrivacyLedger",
     "BudgetExceededError",
     "compose",

@@ -17,6 +17,8 @@ import math
 import numpy as np
 from numba import njit
 
+from ._rows import margins, row_weight
+
 __all__ = [
     "LOGISTIC",
     "SQUARED",
@@ -152,25 +154,26 @@ def huber_value(loss_id, z, Y, i, K, s, tau):
 
 @njit(cache=True, nogil=True)
 def objective(X, Y, W, loss_id, lam, tau):
-    """Mean (Huberised, if ``tau`` is finite) loss + lam/2 ||W||^2."""
-    n, p = X.shape
-    K = Y.shape[1]
+    """(1/n) sum of the weighted (Huberised, if ``tau`` is finite) losses + lam/2 ||W||^2.
+
+    ``X`` is any design of :mod:`skdp._rows` (a plain array: weights of one).
+    """
+    n = X.shape[0]
+    p, K = W.shape
+    w = np.ascontiguousarray(W).reshape(p * K)
     z = np.zeros(K)
     s = np.zeros(K)
     total = 0.0
     for i in range(n):
-        for k in range(K):
-            z[k] = 0.0
-        for j in range(p):
-            xij = X[i, j]
-            for k in range(K):
-                z[k] += xij * W[j, k]
+        wi = row_weight(X, i)
+        if wi == 0.0:
+            continue
+        margins(X, w, i, K, z)
         loss_derivative(loss_id, z, Y, i, K, s)
-        total += huber_value(loss_id, z, Y, i, K, s, tau)
+        total += wi * huber_value(loss_id, z, Y, i, K, s, tau)
     reg = 0.0
-    for j in range(p):
-        for k in range(K):
-            reg += W[j, k] * W[j, k]
+    for j in range(p * K):
+        reg += w[j] * w[j]
     return total / n + 0.5 * lam * reg
 
 

@@ -104,3 +104,18 @@ def relative_objective_gap(kind, est, X, y, reg=1.0):
     f_est = objective(Xa, Y, estimator_W(est), lid, lam, np.inf)
     f_ref = objective(Xa, Y, sklearn_reference(kind, X, y, reg), lid, lam, np.inf)
     return (f_est - f_ref) / abs(f_ref)
+
+
+#: scikit-learn checks that a private fit fails by design (see tests/test_sklearn_checks.py).
+PRIVATE_ONLY_FAILURES = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "DP: a private fit depends on the public n (noise, batches), so repeating or zero-weight "
+        "rows change the distribution of the model; checked at epsilon=inf instead"
+    ),
+    "check_sample_weight_equivalence_on_sparse_data": (
+        "DP: as on dense data; checked at epsilon=inf instead"
+    ),
+    "check_all_zero_sample_weights_error": (
+        "DP: refusing all-zero weights would reveal them; checked at epsilon=inf instead"
+    ),
+}

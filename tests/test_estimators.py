@@ -230,8 +230,3 @@ def test_bad_data_raises_clear_errors():
         DPRidge(y_bounds=(1, 0)).fit(*diabetes())
 
 
-def test_sparse_input_is_rejected_clearly():
-    sp = pytest.importorskip("scipy.sparse")
-    X, y = breast_cancer()
-    with pytest.raises(ValueError, match="sparse"):
-        DPLogisticRegression().fit(sp.csr_matrix(X), y)

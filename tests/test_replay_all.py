@@ -202,3 +202,45 @@ def test_replay_catches_a_missing_clip(name, params, loss_name, K):
     assert np.nanmax(dist / bound) > 1.0 + 1e-3, (
         f"{name} {params}: unclipped replay stayed within the clipped bound"
     )
+
+
+WEIGHT_BOUND = 3.0  # max_sample_weight of the weighted cases
+
+
+def _weighted_problems(loss_name, K, seed=0):
+    """(D, D') with example weights in [0, 3]: row ROW has the largest weight 3 in D and weight 0
+    (the null record) in D'; X and Y are the same in both."""
+    D, _ = _problems(loss_name, K, seed=seed)
+    w = np.random.default_rng(seed + 1).uniform(0.0, WEIGHT_BOUND, N)
+    w[ROW] = WEIGHT_BOUND
+    w2 = w.copy()
+    w2[ROW] = 0.0
+
+    def make(weights):
+        return Problem(X=D.X, Y=D.Y, loss=D.loss, lam=D.lam, row_norm_bound=D.row_norm_bound,
+                       clip=D.clip, fit_intercept=True, sample_weight=weights,
+                       max_sample_weight=WEIGHT_BOUND)
+
+    return make(w), make(w2)
+
+
+@pytest.mark.parametrize(
+    "name,params,loss_name,K",
+    [c for c in CASES if c.values[2] in ("squared", "multinomial")],
+)
+def test_zero_weight_is_the_null_record_within_scaled_sensitivity(name, params, loss_name, K):
+    """A weight of 0 is the null record: replaying D (row ROW at the maximal weight) on D' (its
+    weight 0) moves every release by at most the declared sensitivity, which is
+    max_sample_weight times the unweighted one; a saturated row attains it."""
+    D, D2 = _weighted_problems(loss_name, K)
+    res, res2 = _record_and_replay(name, params, D, D2)
+    np.testing.assert_array_equal(res2.trace[:, 1], res.trace[:, 1])
+    unweighted, _ = _record_and_replay(name, params, *_problems(loss_name, K))
+    assert res.record.sensitivity == pytest.approx(
+        WEIGHT_BOUND * unweighted.record.sensitivity, rel=1e-12
+    )
+    bound, order = _bounds(res)
+    ratio = _distances(res, res2, order) / bound
+    assert ratio.max() <= 1.0 + RTOL, f"{name} {params}: {ratio.max():.6g} of the bound"
+    if loss_name == "squared" and order == 2:
+        assert ratio.max() >= 0.5, f"{name} {params}: largest change {ratio.max():.3g}"

@@ -5,6 +5,7 @@ import math
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 
 from ._bounds import EpsilonLowerBound, epsilon_lower_bound, gaussian_epsilon
@@ -229,7 +230,9 @@ def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statisti
     """
     if n_fits < 4:
         raise ValueError(f"n_fits must be >= 4, got {n_fits}")
-    X = np.asarray(X)
+    # the canary construction is dense; a sparse X gives the same models densified (tested in
+    # tests/test_sparse.py), and audit data sets are small
+    X = X.toarray() if sp.issparse(X) else np.asarray(X)
     y = np.asarray(y)
     if callable(estimator) and not hasattr(estimator, "fit"):
         factory = estimator

@@ -3,19 +3,34 @@
 No numerics live here beyond preparing the clipped design matrix; the optimizer does the rest.
 """
 
+import inspect
 import math
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .._rows import clip_sparse_rows
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
 from ..ledger import active_ledgers, charge, ledgers_to_charge, precheck
 from ..optimizers import Budget, Problem, resolve_optimizer
 from ..privacy import ACCOUNTANTS
+from ..progress import check_callback
 
 __all__ = ["DPLinearModel", "clip_rows"]
+
+
+#: The sparse formats the estimators accept (others are converted to the first).
+SPARSE_FORMATS = ("csr", "csc")
+
+# scikit-learn >= 1.7 refuses all-zero weights in _check_sample_weight unless told otherwise;
+# skdp decides itself (a private fit must not refuse them, see _validate_sample_weight).
+_ALLOW_ZERO_WEIGHTS = (
+    {"allow_all_zero_weights": True}
+    if "allow_all_zero_weights" in inspect.signature(_check_sample_weight).parameters
+    else {}
+)
 
 
 def clip_rows(X, data_norm, intercept_scaling=None):
@@ -23,7 +38,10 @@ def clip_rows(X, data_norm, intercept_scaling=None):
 
     The caller's array is never modified. With ``intercept_scaling`` set, a constant column of
     that value is appended, so every row of the result has norm <= sqrt(data_norm^2 + s^2).
+    A sparse X gives a new CSR matrix (the clipping touches the stored entries only).
     """
+    if sp.issparse(X):
+        return clip_sparse_rows(X, data_norm, intercept_scaling)
     n, d = X.shape
     p = d + (intercept_scaling is not None)
     out = np.empty((n, p), dtype=np.float64)
@@ -57,29 +75,47 @@ class DPLinearModel(BaseEstimator):
         return epsilon, delta, data_norm, intercept_scaling, optimizer
 
     def _validate_X_y(self, X, y, **kwargs):
-        if sp.issparse(X):
-            raise ValueError(
-                f"{type(self).__name__} does not support sparse input yet; got a sparse "
-                f"{type(X).__name__}. Pass a dense array, for example X.toarray()."
-            )
-        return validate_data(self, X, y, dtype=np.float64, **kwargs)
+        return validate_data(self, X, y, accept_sparse=SPARSE_FORMATS, dtype=np.float64, **kwargs)
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        if sp.issparse(X):
+        return validate_data(
+            self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False
+        )
+
+    def _validate_sample_weight(self, sample_weight, X):
+        """Weights clipped to ``[0, max_sample_weight]`` (a new array), or None for no weights."""
+        M = check_positive(self.max_sample_weight, "max_sample_weight")
+        if sample_weight is None:
+            return None
+        sw = _check_sample_weight(
+            sample_weight, X, dtype=np.float64, ensure_non_negative=True, **_ALLOW_ZERO_WEIGHTS
+        )
+        if not math.isfinite(check_epsilon(self.epsilon)) and not np.any(sw > 0):
+            # Only without privacy: under DP an all-zero weight vector is a valid data set (all
+            # null records), and refusing it would reveal that none of the weights is positive.
             raise ValueError(
-                f"{type(self).__name__} does not support sparse input yet; got a sparse "
-                f"{type(X).__name__}. Pass a dense array, for example X.toarray()."
+                "sample_weight must contain at least one non-zero number; all weights are zero"
             )
-        return validate_data(self, X, dtype=np.float64, reset=False)
+        return np.clip(sw, 0.0, M)
 
     # -- the fit ------------------------------------------------------------------------------
-    def _fit_problem(self, X, Y, loss, lam, clip_default, n_samples):
+    def _fit_problem(self, X, Y, loss, lam, clip_default, n_samples, sample_weight=None):
         """Clip, build the problem, run the optimizer, store the fitted attributes.
+
+        ``sample_weight`` is the caller's (unvalidated) argument of ``fit``.
 
         Returns the coefficient matrix of shape (p, K) in the clipped design's parameterisation.
         """
         epsilon, delta, data_norm, s, optimizer = self._check_common_params(n_samples)
+        callback, every = check_callback(self.callback, self.callback_every)
+        if self.warm_start and not optimizer.supports_warm_start:
+            raise ValueError(
+                f"warm_start=True is not supported by {optimizer.name or type(optimizer).__name__}"
+                ": it cannot start from a fitted model (dp_scd is a dual method whose start "
+                "would be its secret dual state); use warm_start=False or another optimizer"
+            )
+        init = self._warm_point(X.shape[1], Y.shape[1], s) if self.warm_start else None
         self.optimizer_ = optimizer
         Xc = clip_rows(X, data_norm, s if self.fit_intercept else None)
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
@@ -93,6 +129,8 @@ class DPLinearModel(BaseEstimator):
         problem = Problem(
             X=Xc, Y=np.ascontiguousarray(Y, dtype=np.float64), loss=loss, lam=lam,
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),
+            sample_weight=self._validate_sample_weight(sample_weight, X),
+            max_sample_weight=float(self.max_sample_weight), init=init,
         )
         budget = Budget(epsilon=epsilon, delta=delta, accountant=self.accountant)
         # The ledgers this fit charges (explicit, open contexts, carried to a worker process);
@@ -103,7 +141,9 @@ class DPLinearModel(BaseEstimator):
         source = type(self).__name__
         precheck(ledgers, epsilon, delta, source)
         rng = make_generator(self.random_state, secure=bool(self.secure_mode))
-        result = optimizer.solve(problem, budget, rng)
+        # passed only when set: a plain fit calls solve exactly as before (wrappers of solve)
+        progress = {"callback": callback, "callback_every": every} if callback is not None else {}
+        result = optimizer.solve(problem, budget, rng, **progress)
         record = result.record
         charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples))
         self.privacy_record_ = record
@@ -131,6 +171,34 @@ class DPLinearModel(BaseEstimator):
                     f"{ledger.delta:.3g}"
                 )
         return result.coef
+
+    def _warm_point(self, n_features, n_outputs, intercept_scaling):
+        """The fitted ``coef_`` / ``intercept_`` as the clipped design's (p, K) matrix, or None.
+
+        None (a cold start) when the estimator is not fitted. A fitted model of another shape
+        (other n_features or number of classes / outputs) raises, as scikit-learn's
+        ``LogisticRegression(warm_start=True)`` does. The intercept row is the intercept minus
+        the public shift ``fit`` adds (DPRidge's target centre), divided by the scaling.
+        """
+        coef = getattr(self, "coef_", None)
+        if coef is None:
+            return None
+        coef = np.atleast_2d(np.asarray(coef, dtype=np.float64))
+        if coef.shape != (n_outputs, n_features):
+            raise ValueError(
+                f"warm_start=True: the fitted coef_ has shape {coef.shape} but this fit needs "
+                f"{(n_outputs, n_features)} (another number of features or classes); use "
+                "warm_start=False for a cold start"
+            )
+        if not self.fit_intercept:
+            return np.ascontiguousarray(coef.T)
+        intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
+        intercept = (intercept - self._intercept_offset()) / float(intercept_scaling)
+        return np.ascontiguousarray(np.vstack([coef.T, intercept[None, :]]))
+
+    def _intercept_offset(self):
+        """The public shift ``fit`` adds to the intercept (none here; DPRidge overrides)."""
+        return 0.0
 
     # -- ledgers across processes and clones ----------------------------------------------------
     def __getstate__(self):
@@ -163,5 +231,5 @@ class DPLinearModel(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         return tags

@@ -43,7 +43,26 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         the leakage of floating-point noise itself (the least significant bits of a
         floating-point Gaussian or Laplace sample are not distributed as the real mechanism's,
         Mironov 2012), nor timing side channels. A ``Generator`` passed as ``random_state`` is
-        used as it is."""
+        used as it is.
+    max_sample_weight : float > 0, default=1.0
+        Public bound on the ``sample_weight`` of ``fit``: weights are clipped to
+        ``[0, max_sample_weight]`` and the sensitivity (hence the noise) scales with it. A
+        weight of 0 is the null record of the neighbouring relation. Must not be derived from
+        the private data.
+    warm_start : bool, default=False
+        Start the next fit from the current ``coef_`` and ``intercept_`` (post-processing of
+        the last release). Each fit is a new release and is charged as a new privacy event
+        (``epsilon_`` is that fit's; a ledger composes them). A fitted model of another shape
+        (other number of features or classes) raises. Not available with ``dp_scd``, whose
+        dual state is secret and never stored (ValueError).
+    callback : callable or None, default=None
+        Called as ``callback(progress)`` every ``callback_every`` noisy steps of a private fit
+        and after the last, with a :class:`skdp.FitProgress` (step, n_steps, epoch, the epsilon
+        spent so far at the fit's delta): public, data-independent values only, never iterates
+        or losses. ``dp_nsgd_tree`` calls back at epoch ends. A non-private fit
+        (``epsilon=np.inf``) never calls it.
+    callback_every : int >= 1, default=1
+        Number of steps between two calls of ``callback``."""
 
 PRIVACY_ATTRIBUTES = """epsilon_ : float
         Epsilon actually spent by the fit (at most ``epsilon``).

@@ -55,7 +55,8 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         self, epsilon=1.0, delta=None, optimizer="dp_gdws", C=1.0, fit_intercept=True,
         intercept_scaling=1.0, data_norm=1.0, derivative_clip="auto", classes=None,
         accountant="rdp", random_state=None, verbose=0, ledger=None,
-        secure_mode=False,
+        secure_mode=False, max_sample_weight=1.0, warm_start=False, callback=None,
+        callback_every=1,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -71,14 +72,22 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         self.verbose = verbose
         self.ledger = ledger
         self.secure_mode = secure_mode
+        self.max_sample_weight = max_sample_weight
+        self.warm_start = warm_start
+        self.callback = callback
+        self.callback_every = callback_every
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model privately.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Dense or sparse (CSR/CSC; never densified) features.
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative example weights, clipped to ``[0, max_sample_weight]``; each example's
+            loss is multiplied by its weight. None: weights of one.
 
         Returns
         -------
@@ -97,7 +106,9 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
             loss = get_loss("multinomial")
             Y = np.zeros((n, K))
             Y[np.arange(n), index] = 1.0
-        W = self._fit_problem(X, Y, loss, 1.0 / (n * C), loss.default_clip(Y.shape[1]), n)
+        W = self._fit_problem(
+            X, Y, loss, 1.0 / (n * C), loss.default_clip(Y.shape[1]), n, sample_weight
+        )
         self.coef_, self.intercept_ = self._split_coef(W)
         return self
 

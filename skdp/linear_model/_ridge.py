@@ -45,7 +45,8 @@ class DPRidge(RegressorMixin, DPLinearModel):
         self, epsilon=1.0, delta=None, optimizer="dp_scd", alpha=1.0, fit_intercept=True,
         intercept_scaling=1.0, data_norm=1.0, y_bounds=(-1.0, 1.0), derivative_clip="auto",
         accountant="rdp", random_state=None, verbose=0, ledger=None,
-        secure_mode=False,
+        secure_mode=False, max_sample_weight=1.0, warm_start=False, callback=None,
+        callback_every=1,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -61,6 +62,10 @@ class DPRidge(RegressorMixin, DPLinearModel):
         self.verbose = verbose
         self.ledger = ledger
         self.secure_mode = secure_mode
+        self.max_sample_weight = max_sample_weight
+        self.warm_start = warm_start
+        self.callback = callback
+        self.callback_every = callback_every
 
     def _check_y_bounds(self):
         try:
@@ -73,13 +78,17 @@ class DPRidge(RegressorMixin, DPLinearModel):
             raise ValueError(f"y_bounds must be finite with low < high; got {self.y_bounds!r}")
         return low, high
 
-    def fit(self, X, y):
+    def fit(self, X, y, sample_weight=None):
         """Fit the model privately.
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Dense or sparse (CSR/CSC; never densified) features.
         y : array-like of shape (n_samples,)
+        sample_weight : array-like of shape (n_samples,) or None, default=None
+            Non-negative example weights, clipped to ``[0, max_sample_weight]``; each example's
+            loss is multiplied by its weight. None: weights of one.
 
         Returns
         -------
@@ -92,11 +101,18 @@ class DPRidge(RegressorMixin, DPLinearModel):
         Y = (np.clip(y, low, high) - centre)[:, None]
         n = X.shape[0]
         loss = get_loss("squared")
-        W = self._fit_problem(X, Y, loss, alpha / n, loss.default_clip(1, half), n)
+        W = self._fit_problem(
+            X, Y, loss, alpha / n, loss.default_clip(1, half), n, sample_weight
+        )
         coef, intercept = self._split_coef(W)
         self.coef_ = coef[0]
         self.intercept_ = float(intercept[0]) + centre
         return self
+
+    def _intercept_offset(self):
+        """The public shift ``fit`` adds to the intercept: the centre of ``y_bounds``."""
+        low, high = self._check_y_bounds()
+        return (low + high) / 2.0
 
     def predict(self, X):
         """Predicted targets, shape (n_samples,)."""

@@ -15,13 +15,16 @@ optimum of the same objective (checked against scikit-learn in the tests).
 """
 
 from dataclasses import dataclass, field
+from functools import cached_property
 import math
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from .._rows import make_rows
 from ..losses import Loss
 from ..privacy import NonPrivateEvent, PrivacyRecord
+from ..progress import ProgressMonitor
 
 __all__ = [
     "Problem", "Budget", "OptimizeResult", "DPOptimizer", "batch_fraction", "check_replay",
@@ -33,12 +36,14 @@ __all__ = [
 class Problem:
     """A regularised GLM problem on clipped data.
 
-    The objective is ``F(W) = (1/n) sum_i loss(W.T x_i, y_i) + (lam / 2) ||W||_F^2`` where the
-    loss derivative is clipped to L2 norm ``clip`` (Huberised loss) when ``clip`` is finite.
+    The objective is ``F(W) = (1/n) sum_i s_i loss(W.T x_i, y_i) + (lam / 2) ||W||_F^2`` where
+    the loss derivative is clipped to L2 norm ``clip`` (Huberised loss) when ``clip`` is finite
+    and ``s_i`` in ``[0, max_sample_weight]`` are the example weights (ones by default). n, the
+    number of rows, is public; a row of weight 0 is the null record of the zero-out relation.
 
     Attributes
     ----------
-    X : ndarray of shape (n, p), float64, C-contiguous
+    X : ndarray of shape (n, p), float64, C-contiguous, or scipy sparse CSR matrix/array
         Rows clipped to ``data_norm`` and, when there is an intercept, augmented with the
         constant column ``intercept_scaling`` (last column).
     Y : ndarray of shape (n, K), float64, C-contiguous
@@ -51,15 +56,58 @@ class Problem:
     clip : float
         Bound tau on the L2 norm of the per-example loss derivative (inf: no clipping).
     fit_intercept : bool
+    sample_weight : ndarray of shape (n,) or None
+        Example weights in ``[0, max_sample_weight]`` (None: ones).
+    max_sample_weight : float
+        Public bound on the weights; the sensitivities scale with it.
+    init : ndarray of shape (p, K) or None
+        Public starting point of the optimizer (``warm_start``: the previous release in this
+        parameterisation). None: zeros.
     """
 
-    X: np.ndarray
+    X: object
     Y: np.ndarray
     loss: Loss
     lam: float
     row_norm_bound: float
     clip: float
     fit_intercept: bool = True
+    sample_weight: np.ndarray = None
+    max_sample_weight: float = 1.0
+    init: np.ndarray = None
+
+    def __post_init__(self):
+        if self.init is not None:
+            init = np.array(self.init, dtype=np.float64)  # a copy: the solvers update it in place
+            if init.shape != (self.X.shape[1], self.Y.shape[1]):
+                raise ValueError(
+                    f"init must have shape {(self.X.shape[1], self.Y.shape[1])}; got {init.shape}"
+                )
+            if not np.all(np.isfinite(init)):
+                raise ValueError("init must be finite")
+            object.__setattr__(self, "init", init)
+        w = self.sample_weight
+        if w is not None:
+            w = np.asarray(w, dtype=np.float64)
+            if w.shape != (self.X.shape[0],):
+                raise ValueError(
+                    f"sample_weight must have shape ({self.X.shape[0]},); got {w.shape}"
+                )
+            if not np.all((w >= 0.0) & (w <= self.max_sample_weight)):
+                raise ValueError(
+                    f"sample_weight must lie in [0, max_sample_weight={self.max_sample_weight}]"
+                )
+
+    @cached_property
+    def rows(self):
+        """The kernel view of ``X`` with the weights (see :mod:`skdp._rows`)."""
+        return make_rows(self.X, self.sample_weight)
+
+    def start(self):
+        """A new flat float64 vector of length ``p * K``: ``init`` raveled, or zeros."""
+        if self.init is None:
+            return np.zeros(self.dim)
+        return np.ascontiguousarray(self.init, dtype=np.float64).ravel().copy()
 
     @property
     def n_samples(self):
@@ -80,13 +128,15 @@ class Problem:
 
     @property
     def gradient_bound(self):
-        """Public bound G on the L2 norm of a per-example (clipped) loss gradient: tau * R."""
-        return self.clip * self.row_norm_bound
+        """Public bound G on the L2 norm of a per-example weighted clipped loss gradient:
+        tau * R * max_sample_weight."""
+        return self.clip * self.row_norm_bound * self.max_sample_weight
 
     @property
     def smoothness(self):
-        """Public smoothness constant L of F (data-free: curvature * R^2 + lam)."""
-        return self.loss.curvature * self.row_norm_bound**2 + self.lam
+        """Public smoothness constant L of F (data-free: curvature * R^2 * max_sample_weight +
+        lam)."""
+        return self.loss.curvature * self.row_norm_bound**2 * self.max_sample_weight + self.lam
 
     @property
     def strong_convexity(self):
@@ -162,8 +212,13 @@ class DPOptimizer(BaseEstimator):
     required_problem_constants = ("gradient_bound", "smoothness", "strong_convexity")
 
     supports_replay = False
+    #: Whether ``problem.init`` (a public starting point, the estimators' ``warm_start``) is used.
+    supports_warm_start = True
 
-    def solve(self, problem, budget, rng, record_trace=False, replay=None):
+    def solve(
+        self, problem, budget, rng, record_trace=False, replay=None, callback=None,
+        callback_every=1,
+    ):
         """Minimise ``problem`` privately within ``budget``.
 
         Parameters
@@ -181,11 +236,19 @@ class DPOptimizer(BaseEstimator):
             releases ``replay[t, 1]`` instead of adding noise, so that a run on a neighbouring
             data set follows exactly the released history of the recorded run. Only for
             optimizers with ``supports_replay = True``.
+        callback : callable or None
+            Called as ``callback(progress)`` with a :class:`skdp.FitProgress` every
+            ``callback_every`` noisy steps of a private fit and after its last step (public,
+            data-independent values only). Never called at ``epsilon = inf``.
+        callback_every : int >= 1
 
         Returns
         -------
         OptimizeResult
         """
+        progress = ProgressMonitor(callback, callback_every)
+        if problem.init is not None and not self.supports_warm_start:
+            raise ValueError(f"{type(self).__name__} cannot start from a given point (init)")
         if not budget.is_private:
             return self._solve_nonprivate(problem, rng)
         for name in self.required_problem_constants:
@@ -197,10 +260,12 @@ class DPOptimizer(BaseEstimator):
         if replay is not None:
             if not self.supports_replay:
                 raise NotImplementedError(f"{type(self).__name__} does not support replay")
-            return self._solve_private(problem, budget, rng, True, replay=replay)
-        return self._solve_private(problem, budget, rng, record_trace)
+            return self._solve_private(problem, budget, rng, True, replay=replay, progress=progress)
+        return self._solve_private(problem, budget, rng, record_trace, progress=progress)
 
-    def _solve_private(self, problem, budget, rng, record_trace, replay=None):  # pragma: no cover
+    def _solve_private(
+        self, problem, budget, rng, record_trace, replay=None, progress=None
+    ):  # pragma: no cover
         raise NotImplementedError
 
     def _solve_nonprivate(self, problem, rng):  # pragma: no cover

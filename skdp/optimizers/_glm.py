@@ -2,15 +2,20 @@
 
 Parameters are a flat vector ``w`` of length ``p * K`` (row-major view of the (p, K) matrix);
 per-example work touches one row of X twice (margin, then gradient), which is the memory-friendly
-order for row-major data.
+order for row-major data. ``X`` is any design of :mod:`skdp._rows` (dense or sparse rows, with
+example weights); the per-example gradient is the weight times the clipped gradient.
 """
 
 import numpy as np
 from numba import njit
 
+from .._rows import add_example_gradient, axpy_row, dot_row, margins, row_weight
 from ..losses import MULTINOMIAL, clip_vector, huber_value, loss_derivative, scalar_derivative
 
-__all__ = ["poisson_batch", "clipped_gradient_sum", "value_and_gradient"]
+__all__ = [
+    "poisson_batch", "clipped_gradient_sum", "value_and_gradient", "example_derivative",
+    "dot_row", "axpy_row", "add_example_gradient",
+]
 
 
 @njit(cache=True, nogil=True)
@@ -33,47 +38,6 @@ def poisson_batch(rng, n, q, perm):
     return m
 
 
-# Reassociation lets LLVM vectorise the dot products (a reduction); it changes rounding only,
-# never the inf/nan semantics the clipping relies on (no 'nnan'/'ninf' flags).
-_FAST = {"reassoc", "contract"}
-
-
-# fastmath helpers are not numba-IR inlined: inlining would compile them with the caller's
-# (strict) flags; LLVM still inlines them and keeps the per-instruction fast-math flags.
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def dot_row(X, i, w):
-    """X[i] @ w."""
-    acc = 0.0
-    for j in range(X.shape[1]):
-        acc += X[i, j] * w[j]
-    return acc
-
-
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def axpy_row(X, i, a, out):
-    """out += a * X[i]."""
-    for j in range(X.shape[1]):
-        out[j] += a * X[i, j]
-
-
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def margins(X, w, i, K, z):
-    """z = W.T @ X[i] for the flat parameter vector w."""
-    p = X.shape[1]
-    if K == 1:  # the common case: a plain dot product the compiler can vectorise
-        acc = 0.0
-        for j in range(p):
-            acc += X[i, j] * w[j]
-        z[0] = acc
-        return
-    for k in range(K):
-        z[k] = 0.0
-    for j in range(p):
-        xij = X[i, j]
-        for k in range(K):
-            z[k] += xij * w[j * K + k]
-
-
 @njit(cache=True, nogil=True, inline="always")
 def example_derivative(X, Y, w, i, loss_id, tau, z, s):
     """Margins of example i into z, its clipped loss derivative into s (both length K)."""
@@ -83,44 +47,30 @@ def example_derivative(X, Y, w, i, loss_id, tau, z, s):
     clip_vector(s, K, tau)
 
 
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def add_example_gradient(X, i, s, K, scale, out):
-    """out += scale * outer(X[i], s) (flattened)."""
-    p = X.shape[1]
-    if K == 1:
-        a = scale * s[0]
-        if a != 0.0:
-            for j in range(p):
-                out[j] += a * X[i, j]
-        return
-    for j in range(p):
-        xij = X[i, j] * scale
-        for k in range(K):
-            out[j * K + k] += xij * s[k]
-
-
 @njit(cache=True, nogil=True)
 def clipped_gradient_sum(X, Y, w, idx, m, loss_id, tau, out, z, s):
-    """out = sum over i in idx[:m] of the clipped per-example gradients (no regulariser)."""
+    """out = sum over i in idx[:m] of the weighted clipped per-example gradients (no
+    regulariser): ``w_i * clip(loss'_i) x_i``."""
     K = Y.shape[1]
     for j in range(out.shape[0]):
         out[j] = 0.0
     if K == 1 and loss_id != MULTINOMIAL:  # scalar fast path (vectorised dot and axpy)
         for r in range(m):
             i = idx[r]
-            d = scalar_derivative(loss_id, dot_row(X, i, w), Y[i, 0], tau)
+            d = row_weight(X, i) * scalar_derivative(loss_id, dot_row(X, i, w), Y[i, 0], tau)
             if d != 0.0:
                 axpy_row(X, i, d, out)
         return
     for r in range(m):
         i = idx[r]
         example_derivative(X, Y, w, i, loss_id, tau, z, s)
-        add_example_gradient(X, i, s, K, 1.0, out)
+        add_example_gradient(X, i, s, K, row_weight(X, i), out)
 
 
 @njit(cache=True, nogil=True)
 def value_and_gradient(X, Y, w, loss_id, tau, lam, out, z, s):
-    """Full objective F(w) (mean Huberised loss + lam/2 ||w||^2) and its gradient into ``out``."""
+    """Full objective F(w) ((1/n) sum of weighted Huberised losses + lam/2 ||w||^2) and its
+    gradient into ``out``."""
     n = X.shape[0]
     K = Y.shape[1]
     for j in range(out.shape[0]):
@@ -129,19 +79,25 @@ def value_and_gradient(X, Y, w, loss_id, tau, lam, out, z, s):
     inv_n = 1.0 / n
     if K == 1 and loss_id != MULTINOMIAL:  # scalar fast path
         for i in range(n):
+            wi = row_weight(X, i)
+            if wi == 0.0:
+                continue
             z[0] = dot_row(X, i, w)
             s[0] = scalar_derivative(loss_id, z[0], Y[i, 0], np.inf)
-            total += huber_value(loss_id, z, Y, i, 1, s, tau)
+            total += wi * huber_value(loss_id, z, Y, i, 1, s, tau)
             d = min(max(s[0], -tau), tau)
             if d != 0.0:
-                axpy_row(X, i, d * inv_n, out)
+                axpy_row(X, i, wi * d * inv_n, out)
         n = 0  # skip the generic loop
     for i in range(n):
+        wi = row_weight(X, i)
+        if wi == 0.0:
+            continue
         margins(X, w, i, K, z)
         loss_derivative(loss_id, z, Y, i, K, s)
-        total += huber_value(loss_id, z, Y, i, K, s, tau)
+        total += wi * huber_value(loss_id, z, Y, i, K, s, tau)
         clip_vector(s, K, tau)
-        add_example_gradient(X, i, s, K, inv_n, out)
+        add_example_gradient(X, i, s, K, wi * inv_n, out)
     reg = 0.0
     for j in range(out.shape[0]):
         out[j] += lam * w[j]

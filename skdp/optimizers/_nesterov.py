@@ -22,7 +22,7 @@ __all__ = ["nesterov_kernel"]
 @njit(cache=True, nogil=True)
 def nesterov_kernel(
     X, Y, w, loss_id, tau, lam, q, inv_batch, alpha, beta, restart, mechanism, noise_scale,
-    rng, perm, trace, replay=False,
+    rng, perm, trace, replay=False, w_prev=None,
 ):
     """Private Nesterov steps, ``T = alpha.shape[0]`` of them, on ``w`` in place.
 
@@ -44,6 +44,9 @@ def nesterov_kernel(
     noise, so the random stream stays aligned, but then releases ``trace[t, 1]`` instead. The
     iterates are a function of the releases and the public schedules only, so a replayed run on
     a neighbouring data set follows the recorded run's trajectory exactly.
+
+    ``w_prev`` (the previous iterate, updated in place; None: ``w``, a fresh start) resumes a
+    fit run in chunks, with the schedules and the trace sliced to the chunk's steps.
     """
     n = X.shape[0]
     D = w.shape[0]
@@ -51,7 +54,7 @@ def nesterov_kernel(
     T = alpha.shape[0]
     g = np.zeros(D)
     y = np.zeros(D)
-    w_prev = w.copy()
+    prev = w.copy() if w_prev is None else w_prev
     z = np.zeros(K)
     s = np.zeros(K)
     tracing = trace.shape[0] > 0
@@ -59,10 +62,10 @@ def nesterov_kernel(
         b = beta[t]
         if restart[t]:
             for j in range(D):
-                w_prev[j] = w[j]
+                prev[j] = w[j]
         for j in range(D):
-            yj = (1.0 + b) * w[j] - b * w_prev[j]
-            w_prev[j] = w[j]
+            yj = (1.0 + b) * w[j] - b * prev[j]
+            prev[j] = w[j]
             y[j] = yj
         m = poisson_batch(rng, n, q, perm)  # q = 1: all n rows, perm stays arange(n)
         clipped_gradient_sum(X, Y, y, perm, m, loss_id, tau, g, z, s)

@@ -27,6 +27,12 @@ The coordinate subproblem of example j with ``sigma'`` (``Lsub``), margins ``m =
     loss*(-alpha') + m . (alpha' - alpha) + (c / 2) ||alpha' - alpha||^2
 
 (the CoCoA+ local subproblem of Ma et al. 2015 scaled by n; ``Lsub = 1`` is plain SDCA).
+
+Example weights ``w_j`` (:mod:`skdp._rows`): the loss of example j is ``w_j loss_j``, the shared
+vector is ``V = sum_j w_j outer(x_j, alpha_j)`` and the subproblem above holds with
+``c = Lsub * w_j * s / Lam`` (divide the weighted subproblem by ``w_j``); the dual block still
+lives in the unweighted domain. A private step adds ``w_j zeta_j x_j`` to V, with ``zeta_j``
+clipped as before, so the sensitivity is ``max_sample_weight * update_clip * R``.
 """
 
 import math
@@ -36,6 +42,7 @@ from numba import njit
 
 from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector, loss_value
 from ..privacy.noise import add_gaussian_noise
+from .._rows import margins_and_sqnorm, row_weight
 from ._glm import add_example_gradient, axpy_row
 
 __all__ = ["dp_scd_kernel", "poisson_sorted", "sdca_to_optimum", "coordinate_update", "duality_gap"]
@@ -45,36 +52,6 @@ __all__ = ["dp_scd_kernel", "poisson_sorted", "sdca_to_optimum", "coordinate_upd
 PRIVATE_BOX = 1e-4
 #: The box of the exact (non-private) solve: tiny, so it does not move the optimum.
 EXACT_BOX = 1e-12
-
-
-# Reassociation lets LLVM vectorise the dot products; it changes rounding only, never the
-# inf/nan semantics (same flags as skdp.optimizers._glm).
-_FAST = {"reassoc", "contract"}
-
-
-@njit(cache=True, nogil=True, fastmath=_FAST)
-def margins_and_sqnorm(X, v, i, K, inv_lam, z):
-    """z = V.T x_i / Lam (the margins W.T x_i) and return ||x_i||^2, in one read of the row."""
-    p = X.shape[1]
-    s = 0.0
-    if K == 1:
-        acc = 0.0
-        for j in range(p):
-            xij = X[i, j]
-            s += xij * xij
-            acc += xij * v[j]
-        z[0] = acc * inv_lam
-        return s
-    for k in range(K):
-        z[k] = 0.0
-    for j in range(p):
-        xij = X[i, j]
-        s += xij * xij
-        for k in range(K):
-            z[k] += xij * v[j * K + k]
-    for k in range(K):
-        z[k] *= inv_lam
-    return s
 
 
 @njit(cache=True, nogil=True)
@@ -379,21 +356,24 @@ def dp_scd_kernel(
             for r in range(m):
                 i = perm[r]
                 s = zeta[r, 0]
-                u = scalar_update(loss_id, Y[i, 0], alpha[i, 0], work[r], s, inv_lam, Lsub, tau, box, n_newton)
+                # weighted subproblem: the proximal constant scales with the weight
+                u = scalar_update(loss_id, Y[i, 0], alpha[i, 0], work[r], row_weight(X, i) * s, inv_lam, Lsub, tau, box, n_newton)
                 zeta[r, 0] = clip_scalar(u, uclip, s, R)
             for r in range(m):
-                u = zeta[r, 0]
+                i = perm[r]
+                u = row_weight(X, i) * zeta[r, 0]
                 if u != 0.0:
-                    axpy_row(X, perm[r], u, dv)
+                    axpy_row(X, i, u, dv)
         for r in range(0 if scalar else m):
             i = perm[r]
             s = margins_and_sqnorm(X, v, i, K, inv_lam, z)
-            coordinate_update(loss_id, Y, alpha, i, z, s, inv_lam, Lsub, tau, box, n_newton, zk, work)
+            wi = row_weight(X, i)
+            coordinate_update(loss_id, Y, alpha, i, z, wi * s, inv_lam, Lsub, tau, box, n_newton, zk, work)
             nonzero = clip_update(zk, K, uclip, s, R)
             for k in range(K):
                 zeta[r, k] = zk[k]
             if nonzero:  # a zero update adds nothing (and 0 * inf would be NaN)
-                add_example_gradient(X, i, zk, K, 1.0, dv)
+                add_example_gradient(X, i, zk, K, wi, dv)
         if tracing:
             trace[t, 0, :] = dv
         add_gaussian_noise(rng, dv, noise_v)
@@ -440,16 +420,20 @@ def _conjugate(loss_id, Y, alpha, i, K):
 
 @njit(cache=True, nogil=True)
 def duality_gap(X, Y, alpha, v, loss_id, inv_lam, z):
-    """(primal value F(V/Lam), duality gap) for a dual point with V = X.T alpha (tau = inf)."""
+    """(primal value F(V/Lam), duality gap) for a dual point with V = sum_i w_i outer(x_i,
+    alpha_i) (tau = inf; w_i the example weights)."""
     n = X.shape[0]
     K = Y.shape[1]
     lam = 1.0 / (inv_lam * n)
     sl = 0.0
     sc = 0.0
     for i in range(n):
+        wi = row_weight(X, i)
+        if wi == 0.0:
+            continue
         margins_and_sqnorm(X, v, i, K, inv_lam, z)
-        sl += loss_value(loss_id, z, Y, i, K)
-        sc += _conjugate(loss_id, Y, alpha, i, K)
+        sl += wi * loss_value(loss_id, z, Y, i, K)
+        sc += wi * _conjugate(loss_id, Y, alpha, i, K)
     w2 = 0.0
     for j in range(v.shape[0]):
         w2 += v[j] * v[j]
@@ -464,6 +448,8 @@ def sdca_to_optimum(X, Y, alpha, v, loss_id, inv_lam, n_newton, tol, max_epochs,
     permutation per epoch, until the duality gap is <= tol * |F| or ``max_epochs``.
 
     Non-private (no clipping, no noise, data-dependent stopping): ``epsilon = inf`` only.
+    ``tol = 0`` runs all ``max_epochs``: the gap is only measurable down to round-off (about
+    1e-16 |F|), which bounds the coefficient error by about sqrt(1e-16 / lam) only.
     Returns (epochs run, final relative gap).
     """
     n = X.shape[0]
@@ -478,14 +464,17 @@ def sdca_to_optimum(X, Y, alpha, v, loss_id, inv_lam, n_newton, tol, max_epochs,
             perm[k] = tmp
         for r in range(n):
             i = perm[r]
+            wi = row_weight(X, i)
+            if wi == 0.0:  # a zero-weight example is not in the objective
+                continue
             s = margins_and_sqnorm(X, v, i, K, inv_lam, z)
-            coordinate_update(loss_id, Y, alpha, i, z, s, inv_lam, 1.0, np.inf, EXACT_BOX, n_newton, zeta, work)
+            coordinate_update(loss_id, Y, alpha, i, z, wi * s, inv_lam, 1.0, np.inf, EXACT_BOX, n_newton, zeta, work)
             for k in range(K):
                 alpha[i, k] += zeta[k]
-            add_example_gradient(X, i, zeta, K, 1.0, v)
+            add_example_gradient(X, i, zeta, K, wi, v)
         epoch += 1
         primal, gap = duality_gap(X, Y, alpha, v, loss_id, inv_lam, z)
         rel = gap / max(abs(primal), 1e-300)
-        if rel <= tol:
+        if tol > 0.0 and rel <= tol:  # tol = 0: all max_epochs (past the gap's round-off)
             break
     return epoch, rel

@@ -19,8 +19,9 @@ from llvmlite import ir
 import numpy as np
 from numba import njit, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
+from .._rows import design_kind, row_weight
 from ..losses import MULTINOMIAL, scalar_derivative
 from ..privacy.noise import add_gaussian_noise
 from ._glm import add_example_gradient, axpy_row, dot_row, example_derivative
@@ -132,32 +133,64 @@ def tree_step(
     return row
 
 
+def _prefetch_codegen(context, builder, signature, args):
+    aryty = signature.args[0]
+    ary = context.make_array(aryty)(context, builder, args[0])
+    ptr = cgutils.get_item_pointer2(
+        context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape),
+        strides=cgutils.unpack_tuple(builder, ary.strides), layout=aryty.layout,
+        inds=list(args[1:]), wraparound=False, boundscheck=False,
+    )
+    i8p = ir.IntType(8).as_pointer()
+    i32 = ir.IntType(32)
+    fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+    fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
+    # read access, high temporal locality, data cache
+    builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
+    return context.get_dummy_value()
+
+
 @intrinsic
 def _prefetch(typingctx, arr, i, j):
     """Hint the CPU to fetch the cache line of ``arr[i, j]`` (no effect on any result)."""
-    sig = types.void(arr, i, j)
+    return types.void(arr, i, j), _prefetch_codegen
 
-    def codegen(context, builder, signature, args):
-        aryty = signature.args[0]
-        ary = context.make_array(aryty)(context, builder, args[0])
-        ptr = cgutils.get_item_pointer2(
-            context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape),
-            strides=cgutils.unpack_tuple(builder, ary.strides), layout=aryty.layout,
-            inds=[args[1], args[2]], wraparound=False, boundscheck=False,
-        )
-        i8p = ir.IntType(8).as_pointer()
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-        # read access, high temporal locality, data cache
-        builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
 
-    return sig, codegen
+@intrinsic
+def _prefetch1(typingctx, arr, r):
+    """Hint the CPU to fetch the cache line of ``arr[r]`` (no effect on any result)."""
+    return types.void(arr, r), _prefetch_codegen
 
 
 #: How many rows ahead the gradient loop prefetches (rows of a batch are scattered in memory).
 PREFETCH_AHEAD = 8
+
+
+def prefetch_row(X, i):
+    """Hint the CPU to fetch row i of a design (no effect on any result)."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(prefetch_row, inline="always")
+def _prefetch_row(X, i):
+    kind = design_kind(X)
+    if kind == "array":
+        return lambda X, i: _prefetch_dense(X, i)
+    if kind == "dense":
+        return lambda X, i: _prefetch_dense(X.values, i)
+    if kind == "sparse":
+        def sparse(X, i):
+            for r in range(X.indptr[i], X.indptr[i + 1], 8):  # one hint per 64-byte line
+                _prefetch1(X.data, r)
+                _prefetch1(X.indices, r)
+        return sparse
+    return None
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _prefetch_dense(V, i):
+    for j in range(0, V.shape[1], 8):  # one hint per 64-byte line
+        _prefetch(V, i, j)
 
 
 @njit(cache=True, nogil=True)
@@ -168,24 +201,21 @@ def batch_gradient(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
     rows ``PREFETCH_AHEAD`` positions ahead prefetched: a reshuffled batch reads scattered rows,
     and without the hint every row waits for memory (2.5x slower on Adult).
     """
-    p = X.shape[1]
     K = Y.shape[1]
     for j in range(g.shape[0]):
         g[j] = 0.0
     scalar = K == 1 and loss_id != MULTINOMIAL
     for r in range(start, stop):
         if r + PREFETCH_AHEAD < stop:
-            ia = perm[r + PREFETCH_AHEAD]
-            for j in range(0, p, 8):  # one hint per 64-byte line
-                _prefetch(X, ia, j)
+            prefetch_row(X, perm[r + PREFETCH_AHEAD])
         i = perm[r]
         if scalar:
-            d = scalar_derivative(loss_id, dot_row(X, i, w), Y[i, 0], clip)
+            d = row_weight(X, i) * scalar_derivative(loss_id, dot_row(X, i, w), Y[i, 0], clip)
             if d != 0.0:
                 axpy_row(X, i, d, g)
         else:
             example_derivative(X, Y, w, i, loss_id, clip, z, s)
-            add_example_gradient(X, i, s, K, 1.0, g)
+            add_example_gradient(X, i, s, K, row_weight(X, i), g)
 
 
 # Rows of the per-fit ``state`` matrix (D-vectors that persist across epochs).

@@ -12,12 +12,15 @@ from numba import njit
 
 from ..privacy import (
     GaussianEvent,
+    LaplaceEvent,
     PoissonGaussianEvent,
+    PoissonLaplaceEvent,
     PrivacyRecord,
     SelfComposedEvent,
     calibrate_noise_multiplier,
 )
 from ..privacy.noise import GAUSSIAN, LAPLACE, add_noise
+from ..progress import ProgressMonitor, prefix_epsilon, stepwise_curves
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
@@ -29,19 +32,20 @@ __all__ = ["DPGDWS"]
 @njit(cache=True, nogil=True)
 def _dp_gdws_kernel(
     X, Y, w, loss_id, tau, lam, n_steps, q, inv_batch, step, smoothing, mechanism, noise_scale,
-    rng, perm, trace, replay,
+    rng, perm, trace, replay, u=None, t0=0,
 ):
     """T steps of g~_t = (1-b) g~_{t-1} + b (noisy mean gradient), w -= step * g~_t.
 
     The released quantity of step t is the noisy *sum* of clipped per-example gradients over the
     Poisson batch; it is divided by the public expected batch size ``1 / inv_batch``.
     With ``replay``, ``trace[:, 1]`` holds a recorded run's releases and is released instead.
+    ``u`` (the running average g~) and ``t0`` (the steps already done) resume a fit in chunks.
     """
     n = X.shape[0]
     D = w.shape[0]
     K = Y.shape[1]
     g = np.zeros(D)
-    u = np.zeros(D)
+    avg = np.zeros(D) if u is None else u
     z = np.zeros(K)
     s = np.zeros(K)
     tracing = trace.shape[0] > 0
@@ -57,11 +61,11 @@ def _dp_gdws_kernel(
             trace[t, 1, :] = g
         for j in range(D):
             gj = g[j] * inv_batch + lam * w[j]
-            if t == 0:
-                u[j] = smoothing * gj
+            if t0 + t == 0:
+                avg[j] = smoothing * gj
             else:
-                u[j] = (1.0 - smoothing) * u[j] + smoothing * gj
-            w[j] -= step * u[j]
+                avg[j] = (1.0 - smoothing) * avg[j] + smoothing * gj
+            w[j] -= step * avg[j]
     return n_steps
 
 
@@ -201,21 +205,42 @@ class DPGDWS(DPOptimizer):
         step = 0.25 / math.sqrt(n_steps + 1) / denom if denom > 0 else math.inf
         return min(step, 1.0 / (smoothing * L))
 
-    def _solve_private(self, problem, budget, rng, record_trace, replay=None):
+    @staticmethod
+    def _prefix_epsilon(record, q, stops):
+        """Epsilon of the first ``stops`` steps: the same step event, fewer times."""
+        if record.mechanism == "gaussian":
+            z = record.noise_multiplier
+            step = GaussianEvent(z) if q >= 1.0 else PoissonGaussianEvent(q, z)
+        else:
+            nm = record.noise_multiplier
+            step = LaplaceEvent(nm) if q >= 1.0 else PoissonLaplaceEvent(q, nm)
+        rdp_at, pure_at = stepwise_curves(lambda _: step, np.zeros(record.n_steps))
+        return prefix_epsilon(stops, record.delta, record.epsilon, rdp_at, pure_at)
+
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):
         self._check_params()
         n_steps = self._n_steps(private=True)
         q = batch_fraction(self.batch_size, problem.n_samples)
         smoothing = 0.1 if self.smoothing == "auto" else float(self.smoothing)
         noise_scale, record = self._calibrate(problem, budget, n_steps, q)
         step = self._step_size(problem, n_steps, q, noise_scale, smoothing)
-        w = np.zeros(problem.dim)
+        w = problem.start()
+        u = np.zeros(problem.dim)
         perm = np.arange(problem.n_samples, dtype=np.int64)
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
-        _dp_gdws_kernel(
-            problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, n_steps, q,
-            1.0 / (q * problem.n_samples), step, smoothing, mech, noise_scale, rng, perm, trace,
-            replay is not None,
+
+        def run_chunk(start, stop):
+            _dp_gdws_kernel(
+                problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
+                stop - start, q, 1.0 / (q * problem.n_samples), step, smoothing, mech,
+                noise_scale, rng, perm, trace[start:stop], replay is not None, u, start,
+            )
+
+        progress = progress or ProgressMonitor()
+        progress.run(
+            n_steps, run_chunk, lambda stops: self._prefix_epsilon(record, q, stops),
+            record.delta, q,
         )
         return OptimizeResult(
             coef=w.reshape(problem.n_params, problem.n_outputs),
@@ -238,9 +263,9 @@ class DPGDWS(DPOptimizer):
             hb_step = (self.c if self.step == "c_over_L" else 1.0) / L
         else:
             hb_step = float(self.step) * smoothing
-        w = np.zeros(problem.dim)
+        w = problem.start()
         n_iter = momentum_to_optimum(
-            problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, hb_step,
+            problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, hb_step,
             1.0 - smoothing, self.tol, self._n_steps(private=False),
         )
         return OptimizeResult(

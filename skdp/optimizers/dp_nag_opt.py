@@ -10,8 +10,15 @@ import numbers
 
 import numpy as np
 
-from ..privacy import GaussianEvent, calibrate_noise_multiplier
+from ..privacy import (
+    GaussianEvent,
+    LaplaceEvent,
+    PoissonGaussianEvent,
+    PoissonLaplaceEvent,
+    calibrate_noise_multiplier,
+)
 from ..privacy.noise import GAUSSIAN, LAPLACE
+from ..progress import ProgressMonitor, prefix_epsilon, stepwise_curves
 from ._allocation import (
     bound_curve,
     budget_shares,
@@ -147,26 +154,50 @@ class _AcceleratedDPOptimizer(DPOptimizer):
 
     supports_replay = True
 
-    def _solve_private(self, problem, budget, rng, record_trace, replay=None):
-        return self._fit_private(problem, budget, rng, record_trace, replay=replay)
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):
+        return self._fit_private(
+            problem, budget, rng, record_trace, replay=replay, progress=progress
+        )
 
-    def _fit_private(self, problem, budget, rng, record_trace=False, w0=None, replay=None):
-        """The private fit; ``w0`` (a public starting point, default 0) is for experiments;
-        ``replay`` (a recorded ``trace``, tests only) is released instead of the noisy sums."""
+    @staticmethod
+    def _prefix_epsilon(record, q, stops):
+        """Epsilon of the first ``stops`` steps, from the per-step noise multipliers in order."""
+        multipliers = record.details["per_step_noise_multiplier"]
+        if record.mechanism == "laplace":
+            make = LaplaceEvent if q >= 1.0 else (lambda nm: PoissonLaplaceEvent(q, nm))
+        else:
+            make = GaussianEvent if q >= 1.0 else (lambda z: PoissonGaussianEvent(q, z))
+        rdp_at, pure_at = stepwise_curves(make, multipliers)
+        return prefix_epsilon(stops, record.delta, record.epsilon, rdp_at, pure_at)
+
+    def _fit_private(
+        self, problem, budget, rng, record_trace=False, w0=None, replay=None, progress=None
+    ):
+        """The private fit from ``w0`` (a public starting point; default ``problem.init``, else
+        0); ``replay`` (a recorded ``trace``, tests only) is released instead of the noisy sums."""
         self._check_params()
         q = batch_fraction(self.batch_size, problem.n_samples)
         schedule, scales, record = self._plan(problem, budget, q)
         T = len(schedule)
-        w = np.zeros(problem.dim) if w0 is None else np.array(w0, dtype=np.float64).ravel()
+        w = problem.start() if w0 is None else np.array(w0, dtype=np.float64).ravel()
+        w_prev = w.copy()
         perm = np.arange(problem.n_samples, dtype=np.int64)
         trace = trace_buffer(T, problem.dim, record_trace, replay)
         record_trace = record_trace or replay is not None
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
-        nesterov_kernel(
-            problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, q,
-            1.0 / (q * problem.n_samples), schedule.alpha, schedule.beta, schedule.restart,
-            mech, np.ascontiguousarray(scales, dtype=np.float64), rng, perm, trace,
-            replay is not None,
+        scales = np.ascontiguousarray(scales, dtype=np.float64)
+
+        def run_chunk(start, stop):
+            nesterov_kernel(
+                problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, q,
+                1.0 / (q * problem.n_samples), schedule.alpha[start:stop],
+                schedule.beta[start:stop], schedule.restart[start:stop], mech,
+                scales[start:stop], rng, perm, trace[start:stop], replay is not None, w_prev,
+            )
+
+        progress = progress or ProgressMonitor()
+        progress.run(
+            T, run_chunk, lambda stops: self._prefix_epsilon(record, q, stops), record.delta, q
         )
         return OptimizeResult(
             coef=w.reshape(problem.n_params, problem.n_outputs),
@@ -181,9 +212,9 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         self._check_params()
         L, mu = problem.smoothness, problem.strong_convexity
         r = math.sqrt(mu / L)
-        w = np.zeros(problem.dim)
+        w = problem.start()
         n_iter = momentum_to_optimum(
-            problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
+            problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
             (1.0 - r) / (1.0 + r), float(self.tol), self._n_steps(private=False),
         )
         return OptimizeResult(

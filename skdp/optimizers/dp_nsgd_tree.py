@@ -5,6 +5,7 @@ Algorithm 1 (arXiv 2210.06328). See ``docs/optimizers/dp_nsgd_tree.rst`` for the
 argument and the deviations from the paper.
 """
 
+from dataclasses import replace
 import math
 import numbers
 
@@ -20,6 +21,7 @@ from ..privacy.tree import (
     sensitivity_squared,
     tree_depth,
 )
+from ..progress import ProgressMonitor, prefix_epsilon
 from ._base import DPOptimizer, OptimizeResult, empty_trace, nonprivate_record, trace_buffer
 from ._heavy_ball import momentum_to_optimum
 from ._tree_kernels import N_STATE, nsgd_tree_epoch
@@ -131,6 +133,11 @@ class DPNSGDTree(DPOptimizer):
     epoch boundary; calibration through a tight accountant instead of the paper's closed-form
     sigma; last iterate instead of a uniformly drawn one; the paper's Algorithm 2 is not
     implemented (its details are lost in the source).
+
+    A progress ``callback`` is called at epoch ends (the kernel runs one epoch at a time): the
+    first epoch end at or after every ``callback_every`` steps, and after the last epoch; its
+    ``epoch`` is the epoch number and its ``epsilon`` the tree event of the epochs done. A warm
+    start (``problem.init``) sets ``w_0``; the momentum and the trees start empty.
     """
 
     name = "dp_nsgd_tree"
@@ -271,10 +278,12 @@ class DPNSGDTree(DPOptimizer):
                     rows.extend([delta_node] * (k + 1 if self.honaker else 1))
         return np.array(rows, dtype=float)
 
-    def _run(self, problem, sigma, rng, record_trace=False, replay=None):
+    def _run(self, problem, sigma, rng, record_trace=False, replay=None, progress=None,
+             record=None):
         """The private path's trajectory with node noise ``sigma`` (0: the exact NSGD-momentum
         trajectory). Returns (w, n_steps, trace, trace_sensitivity). ``replay``: a recorded
-        trace whose released nodes are released instead (tests)."""
+        trace whose released nodes are released instead (tests). ``progress`` (with the fit's
+        ``record``) calls back at the end of epochs (see :meth:`_prefix_epsilon`)."""
         if replay is not None:
             record_trace = True
         b, M, E, alpha, eta0 = self._settings(problem)
@@ -286,31 +295,57 @@ class DPNSGDTree(DPOptimizer):
         else:
             sens, trace = None, empty_trace()
         D = problem.dim
-        w = np.zeros(D)
+        w = problem.start()
         state = np.zeros((N_STATE, D))
         L_in, L_ep = max(decpow_in.shape[0], 1), max(decpow_ep.shape[0], 1)
         xi_in, xi_ep = np.zeros((L_in, D)), np.zeros((L_ep, D))
         sx_in = np.zeros((L_in if record_trace else 0, D))
         sx_ep = np.zeros((L_ep if record_trace else 0, D))
-        n, T, row = problem.n_samples, E * M, 0
-        for e in range(1, E + 1):
-            # numpy's permutation (the same stream numba would draw, 4x faster), then the epoch
-            perm = rng.permutation(n)
-            row = nsgd_tree_epoch(
-                problem.X, problem.Y, w, perm, e, (e - 1) * M, T, problem.loss.loss_id,
-                problem.clip, problem.lam, b, alpha, eta0, self.schedule == "linear",
-                self.tree == "aligned", float(sigma), bool(self.honaker), decpow_in, hon_in,
-                decpow_ep, hon_ep, rng, state, xi_in, xi_ep, sx_in, sx_ep, trace, row,
-                replay is not None,
-            )
+        n, T = problem.n_samples, E * M
+        row = [0]  # the next trace row, carried across chunks
+
+        def run_chunk(start, stop):  # whole epochs: start and stop are multiples of M (or T)
+            for e in range(start // M + 1, stop // M + 1):
+                # numpy's permutation (the same stream numba would draw, 4x faster), the epoch
+                perm = rng.permutation(n)
+                row[0] = nsgd_tree_epoch(
+                    problem.rows, problem.Y, w, perm, e, (e - 1) * M, T, problem.loss.loss_id,
+                    problem.clip, problem.lam, b, alpha, eta0, self.schedule == "linear",
+                    self.tree == "aligned", float(sigma), bool(self.honaker), decpow_in, hon_in,
+                    decpow_ep, hon_ep, rng, state, xi_in, xi_ep, sx_in, sx_ep, trace, row[0],
+                    replay is not None,
+                )
+
+        progress = progress or ProgressMonitor()
+        progress.run(
+            T, run_chunk, lambda stops: self._prefix_epsilon(record, stops // M),
+            0.0 if record is None else record.delta, 1.0 / M, unit=M,
+        )
         n_steps = T
         return w, int(n_steps), (trace if record_trace else None), sens
 
-    def _solve_private(self, problem, budget, rng, record_trace, replay=None):
+    @staticmethod
+    def _prefix_epsilon(record, epochs):
+        """Epsilon of the first ``epochs`` epochs: the tree event with the nodes released so
+        far (``S^2`` of fewer epochs, the same node noise)."""
+        event = record.event
+
+        def rdp_at(stops, orders):
+            return np.array([
+                replace(event, epochs=int(e)).rdp(orders) for e in stops
+            ])
+
+        return prefix_epsilon(epochs, record.delta, record.epsilon, rdp_at)
+
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):
+        """Private fit. A ``progress`` callback is called at the end of an epoch: the first
+        epoch end at or after every ``callback_every`` steps, and after the last epoch."""
         self._check_params()
         b, M, E, alpha, eta0 = self._settings(problem)
         sigma, record = self._calibrate(problem, budget, b, M, E, alpha)
-        w, n_steps, trace, sens = self._run(problem, sigma, rng, record_trace, replay=replay)
+        w, n_steps, trace, sens = self._run(
+            problem, sigma, rng, record_trace, replay=replay, progress=progress, record=record
+        )
         return OptimizeResult(
             coef=w.reshape(problem.n_params, problem.n_outputs),
             n_iter=n_steps,
@@ -328,9 +363,9 @@ class DPNSGDTree(DPOptimizer):
         L, mu = problem.smoothness, problem.strong_convexity
         r = math.sqrt(mu / L)
         smoothing = 2.0 * r / (1.0 + r)
-        w = np.zeros(problem.dim)
+        w = problem.start()
         n_iter = momentum_to_optimum(
-            problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
+            problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
             1.0 - smoothing, float(self.tol), NONPRIVATE_MAX_ITER,
         )
         return OptimizeResult(

@@ -18,6 +18,7 @@ from ..privacy import (
     SelfComposedEvent,
     calibrate_noise_multiplier,
 )
+from ..progress import ProgressMonitor, prefix_epsilon, stepwise_curves
 from ._base import (
     DPOptimizer, OptimizeResult, batch_fraction, check_replay, empty_trace, nonprivate_record,
 )
@@ -88,7 +89,8 @@ class DPSCD(DPOptimizer):
     newton_steps : int, default=1
         Safeguarded Newton steps per logistic / multinomial coordinate update of a private fit.
     tol : float, default=1e-7
-        Relative duality-gap tolerance of the non-private fit (``epsilon=inf`` only).
+        Relative duality-gap tolerance of the non-private fit (``epsilon=inf`` only). 0: run
+        all ``max_iter`` epochs (the gap is measurable only down to round-off).
     max_iter : int, default=1000
         Maximum number of epochs of the non-private fit (``epsilon=inf`` only).
 
@@ -98,10 +100,18 @@ class DPSCD(DPOptimizer):
     steps) with a duality-gap stopping rule, which reaches the optimum of the same objective.
     The fit minimises the problem's (Huberised) objective: the derivative clip tau of the
     problem is the box ``||alpha_j|| <= tau`` of the dual.
+
+    **No warm start.** A start for a dual method is a dual vector alpha, which is secret
+    per-example state (never stored, see above); a primal point such as the previous ``coef_``
+    has no consistent dual, and ``V = X.T alpha`` computed from the data would not be a release.
+    ``warm_start=True`` (or a ``Problem`` with ``init``) raises a ValueError.
     """
 
     name = "dp_scd"
     supports_replay = True
+    # A warm start of a dual method needs the dual vector alpha, which is secret per-example
+    # state (never stored); a primal point alone gives no consistent dual start.
+    supports_warm_start = False
     required_problem_constants = ("row_norm_bound", "strong_convexity")
 
     def __init__(
@@ -134,8 +144,8 @@ class DPSCD(DPOptimizer):
             )
         if not (_is_int(self.newton_steps) and self.newton_steps >= 1):
             raise ValueError(f"newton_steps must be an int >= 1, got {self.newton_steps!r}")
-        if not (_is_real(self.tol) and self.tol > 0):
-            raise ValueError(f"tol must be a real > 0, got {self.tol!r}")
+        if not (_is_real(self.tol) and self.tol >= 0):
+            raise ValueError(f"tol must be a real >= 0, got {self.tol!r}")
         if not (_is_int(self.max_iter) and self.max_iter >= 1):
             raise ValueError(f"max_iter must be an int >= 1, got {self.max_iter!r}")
 
@@ -170,7 +180,8 @@ class DPSCD(DPOptimizer):
     def _calibrate(self, problem, budget, n_steps, q, uclip):
         """Noise stds on V and on alpha, and the privacy record. Public inputs only."""
         R = problem.row_norm_bound
-        sensitivity = uclip * R
+        M = problem.max_sample_weight  # a weighted update w_j zeta_j x_j: M times the bound
+        sensitivity = uclip * R * M
 
         def make(z):
             return _event(q, z, n_steps)
@@ -181,7 +192,7 @@ class DPSCD(DPOptimizer):
         else:
             # the paper's calibration: sensitivity uclip * sqrt(1 + R^2) of [alpha_B; V]; only V
             # is released, whose sensitivity is uclip * R: the effective multiplier is larger.
-            noise_v = noise_a = z * uclip * math.sqrt(1.0 + R * R)
+            noise_v = noise_a = z * uclip * M * math.sqrt(1.0 + R * R)
             z_eff = noise_v / sensitivity
         sampling = "full batch" if q >= 1.0 else f"poisson(q={q:.6g})"
         record = PrivacyRecord.from_event(
@@ -195,7 +206,7 @@ class DPSCD(DPOptimizer):
         )
         return noise_v, noise_a, record
 
-    def _solve_private(self, problem, budget, rng, record_trace, replay=None):
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):
         self._check_params()
         n, p, K = problem.n_samples, problem.n_params, problem.n_outputs
         q, L = self._batch(n)
@@ -211,11 +222,23 @@ class DPSCD(DPOptimizer):
             released = np.ascontiguousarray(check_replay(replay, n_steps, p * K)[:, 1, :])
         else:
             released = np.zeros((0, 0))
-        _run_private(
-            problem, alpha, v, 1.0 / Lam, L, uclip, n_steps, q, noise_v, noise_a,
-            int(self.newton_steps), rng, trace, released,
+        scratch = _scratch(problem)
+
+        def run_chunk(start, stop, alpha=alpha, scratch=scratch):  # alpha, v, rng carry over
+            _run_private(
+                problem, alpha, v, 1.0 / Lam, L, uclip, stop - start, q, noise_v, noise_a,
+                int(self.newton_steps), rng, trace[start:stop], released[start:stop], scratch,
+            )
+
+        step = record.event.event  # SelfComposedEvent of the per-step (sampled) Gaussian
+        rdp_at, _ = stepwise_curves(lambda _: step, np.zeros(n_steps))
+        progress = progress or ProgressMonitor()
+        progress.run(
+            n_steps, run_chunk,
+            lambda stops: prefix_epsilon(stops, record.delta, record.epsilon, rdp_at),
+            record.delta, q,
         )
-        del alpha
+        del alpha, scratch, run_chunk
         return OptimizeResult(
             coef=(v / Lam).reshape(p, K),
             n_iter=n_steps,
@@ -237,7 +260,7 @@ class DPSCD(DPOptimizer):
         v = np.zeros(p * K)
         alpha = np.zeros((n, K))
         epochs, rel_gap = sdca_to_optimum(
-            problem.X, problem.Y, alpha, v, problem.loss.loss_id, 1.0 / Lam, 50,
+            problem.rows, problem.Y, alpha, v, problem.loss.loss_id, 1.0 / Lam, 50,
             float(self.tol), int(self.max_iter), rng, np.arange(n, dtype=np.int64), np.zeros(K),
             np.zeros(K), np.zeros(4 * K),
         )
@@ -266,15 +289,23 @@ def _calibrated_multiplier(q, n_steps, epsilon, delta, accountant):
     return z
 
 
-def _run_private(problem, alpha, v, inv_lam, L, uclip, n_steps, q, noise_v, noise_a, n_newton,
-                 rng, trace, replay):
-    """Call the kernel (allocating its scratch once); ``alpha`` and ``v`` are updated in place."""
+def _scratch(problem):
+    """The kernel's work arrays (perm, zeta, dv, z, zk, work); only perm persists across steps."""
     n, K = problem.n_samples, problem.n_outputs
+    return (
+        np.arange(n, dtype=np.int64), np.zeros((n, K)), np.zeros(problem.dim), np.zeros(K),
+        np.zeros(K), np.zeros(max(4 * K, n)),
+    )
+
+
+def _run_private(problem, alpha, v, inv_lam, L, uclip, n_steps, q, noise_v, noise_a, n_newton,
+                 rng, trace, replay, scratch=None):
+    """Call the kernel; ``alpha`` and ``v`` are updated in place. ``scratch`` (from
+    :func:`_scratch`) is allocated here when not given (a run in chunks passes its own)."""
     return dp_scd_kernel(
-        problem.X, problem.Y, alpha, v, problem.loss.loss_id, inv_lam, float(L), problem.clip,
+        problem.rows, problem.Y, alpha, v, problem.loss.loss_id, inv_lam, float(L), problem.clip,
         PRIVATE_BOX, n_newton, uclip, problem.row_norm_bound, n_steps, q, noise_v, noise_a, rng,
-        np.arange(n, dtype=np.int64), np.zeros((n, K)), np.zeros(v.shape[0]), np.zeros(K),
-        np.zeros(K), np.zeros(max(4 * K, n)), trace, replay,
+        *(scratch or _scratch(problem)), trace, replay,
     )
 
 

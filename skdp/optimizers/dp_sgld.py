@@ -6,6 +6,7 @@ dynamics of Langevin diffusion and noisy gradient descent*, NeurIPS. The privacy
 in :mod:`skdp.privacy.langevin`; see ``docs/optimizers/dp_sgld.rst`` for the deviations.
 """
 
+from dataclasses import replace
 import math
 import warnings
 
@@ -24,6 +25,7 @@ from ..privacy import (
 from ..privacy.langevin import LangevinEvent, kappa
 from ..privacy.noise import add_gaussian_noise
 from ..privacy.rdp import DEFAULT_ORDERS, epsilon_from_rdp
+from ..progress import ProgressMonitor, prefix_epsilon, stepwise_curves
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
 from ._heavy_ball import momentum_to_optimum
@@ -74,9 +76,9 @@ def _project(w, radius):
 @njit(cache=True, nogil=True)
 def _sgld_kernel(
     X, Y, w, loss_id, tau, lam, etas, sampling, q, batch, inv_batch, sigma, init_std, radius,
-    rng, perm, trace, replay=False,
+    rng, perm, trace, replay=False, initialise=True,
 ):
-    """theta_0 ~ Pi(N(0, init_std^2 I)), then for each step k
+    """theta_0 ~ Pi(N(w, init_std^2 I)) (w: zeros, or a warm start), then for each step k
     theta <- Pi(theta - eta_k (g_k / m + lam theta) + sqrt(2 eta_k) sigma Z).
 
     ``g_k`` is the sum of clipped per-example gradients over the step's batch (all rows, a Poisson
@@ -87,6 +89,8 @@ def _sgld_kernel(
     With ``replay`` (record/replay tests only), ``trace[:, 1]`` holds a recorded run's releases:
     the kernel computes and records its own clipped sum, draws its noise as usual (the random
     stream stays aligned), then releases ``trace[k, 1]`` instead.
+    ``initialise=False`` skips the initialisation: a fit run in chunks resumes from ``w`` with
+    ``etas`` and ``trace`` sliced to the chunk's steps.
     """
     n = X.shape[0]
     D = w.shape[0]
@@ -95,9 +99,11 @@ def _sgld_kernel(
     z = np.zeros(K)
     s = np.zeros(K)
     tracing = trace.shape[0] > 0
-    # Data-independent initialisation (the paper's N(0, 2 sigma^2 / lam I), then projected).
-    add_gaussian_noise(rng, w, init_std)
-    _project(w, radius)
+    # Data-independent initialisation (the paper's N(0, 2 sigma^2 / lam I) around the public
+    # start w, then projected).
+    if initialise:
+        add_gaussian_noise(rng, w, init_std)
+        _project(w, radius)
     for t in range(etas.shape[0]):
         eta = etas[t]
         if sampling == POISSON:
@@ -204,6 +210,11 @@ class DPSGLD(DPOptimizer):
     plain objective. Noise comes from a floating-point Gaussian sampler (the usual side-channel
     caveat of Mironov 2012 applies). The fitted record (``privacy_record_``) holds ``sigma``,
     ``rho``, ``n_steps``, ``epsilon``, ``delta``, the relation and the analysis in ``details``.
+
+    A warm start (``problem.init``, the previous release: public) centres the initial Gaussian
+    on it, ``theta_0 ~ Pi_C(N(init, 2 sigma^2 / lam I))``, still data-independent, so the
+    analysis is unchanged. A progress ``callback`` receives at step t the epsilon of stopping
+    there: the bound above for the Langevin time of the first t steps (or their composition).
     """
 
     name = "dp_sgld"
@@ -393,7 +404,22 @@ class DPSGLD(DPOptimizer):
             details["rho"] = float(rdp[np.searchsorted(DEFAULT_ORDERS, a)] / a)
         return sigma, details, event, accountant, analysis
 
-    def _solve_private(self, problem, budget, rng, record_trace, replay=None):
+    @staticmethod
+    def _prefix_epsilon(record, event, etas, stops):
+        """Epsilon of stopping after ``stops`` steps: the Langevin bound for the Langevin time
+        of those steps, or the composition of their per-step events."""
+        if isinstance(event, LangevinEvent):
+            times = np.cumsum(etas)[np.asarray(stops) - 1]
+
+            def rdp_at(stops, orders):
+                rho = [replace(event, total_time=float(T)).rho for T in times]
+                return np.asarray(rho)[:, None] * orders[None, :]
+        else:
+            step = event.event  # SelfComposedEvent of the per-step Gaussian
+            rdp_at, _ = stepwise_curves(lambda _: step, np.zeros(len(etas)))
+        return prefix_epsilon(stops, record.delta, record.epsilon, rdp_at)
+
+    def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):
         self._check_params()
         n, G = problem.n_samples, problem.gradient_bound
         sampling, q, batch, m_pub, per_epoch = self._sampling(n)
@@ -419,14 +445,23 @@ class DPSGLD(DPOptimizer):
         )
         details["epsilon"] = record.epsilon
         details["delta"] = record.delta
-        w = np.zeros(problem.dim)
+        w = problem.start()
         perm = np.arange(n, dtype=np.int64)
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         record_trace = record_trace or replay is not None
-        _sgld_kernel(
-            problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, etas,
-            sampling, q, batch, 1.0 / m_pub, sigma, sigma * math.sqrt(2.0 / problem.lam), radius,
-            rng, perm, trace, replay is not None,
+
+        def run_chunk(start, stop):
+            _sgld_kernel(
+                problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
+                etas[start:stop], sampling, q, batch, 1.0 / m_pub, sigma,
+                sigma * math.sqrt(2.0 / problem.lam), radius, rng, perm, trace[start:stop],
+                replay is not None, start == 0,
+            )
+
+        progress = progress or ProgressMonitor()
+        progress.run(
+            n_steps, run_chunk, lambda stops: self._prefix_epsilon(record, event, etas, stops),
+            record.delta, q,
         )
         return OptimizeResult(
             coef=w.reshape(problem.n_params, problem.n_outputs),
@@ -441,10 +476,10 @@ class DPSGLD(DPOptimizer):
         self._check_params()
         L, mu = problem.smoothness, problem.strong_convexity
         r = math.sqrt(mu / L)
-        w = np.zeros(problem.dim)
+        w = problem.start()
         max_iter = int(self.max_iter) if self.max_iter is not None else 100000
         n_iter = momentum_to_optimum(
-            problem.X, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
+            problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
             (1.0 - r) / (1.0 + r), float(self.tol), max_iter,
         )
         return OptimizeResult(

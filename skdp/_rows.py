@@ -1,0 +1,381 @@
+"""The row access every kernel goes through: dense or sparse (CSR) design, with example weights.
+
+A kernel never indexes ``X`` itself; it calls the jitted primitives below, which numba
+specialises on the type of ``X``:
+
+* a plain 2-D float64 array (the low-level tests and benchmarks): dense rows, weight 1;
+* :class:`DenseRows`: a C-contiguous 2-D array and a weight per row;
+* :class:`SparseRows`: CSR arrays (``data``, ``indices``, ``indptr``; int32 indices, int64
+  only past 2**31 entries) and a weight per row; a row costs its stored entries, never ``p``.
+
+Both named tuples carry ``shape = (n, p)``, so ``X.shape[0]`` and ``X.shape[1]`` read the same
+in every kernel. The estimators always pass a ``DenseRows`` or a ``SparseRows`` (weights of one
+when the caller gives none): two specialisations per kernel.
+
+Example weights scale the per-example loss: the objective is
+``(1/n) sum_i w_i loss_i + (lam/2) ||W||^2`` and the clipped per-example gradient is
+``w_i * g_i``, so the sensitivity is ``max_sample_weight`` times that of unweighted data.
+"""
+
+from collections import namedtuple
+
+import numpy as np
+import scipy.sparse as sp
+from numba import njit, types
+from numba.extending import overload
+
+__all__ = [
+    "DenseRows", "SparseRows", "make_rows", "row_weight", "dot_row", "axpy_row", "margins",
+    "add_example_gradient", "margins_and_sqnorm", "design_kind", "clip_sparse_rows",
+    "index_dtype",
+]
+
+DenseRows = namedtuple("DenseRows", ["values", "weight", "shape"])
+DenseRows.__doc__ = "Dense design rows ``values`` (n, p), C-contiguous, with weights ``weight``."
+SparseRows = namedtuple("SparseRows", ["data", "indices", "indptr", "weight", "shape"])
+SparseRows.__doc__ = "CSR design rows (``data``, ``indices``, ``indptr``) with weights ``weight``."
+
+
+def index_dtype(nnz, p):
+    """int32 indices when they fit (less memory, one kernel specialisation), else int64."""
+    return np.int32 if max(nnz, p) < 2**31 - 1 else np.int64
+
+
+def clip_sparse_rows(X, data_norm, intercept_scaling=None):
+    """A new CSR matrix: rows of the sparse X scaled to L2 norm <= data_norm, plus (with
+    ``intercept_scaling``) a last column of that constant.
+
+    Works on the stored entries only (never densifies) and writes one new copy of them; the
+    caller's matrix is not modified (a canonical CSR input shares nothing but, without an
+    intercept, its read-only index arrays).
+    """
+    X = X.tocsr()
+    if not X.has_canonical_format and _has_duplicates(X.indices, X.indptr, X.shape[1]):
+        X = X.copy()  # a row norm needs each entry once (unsorted indices alone are fine)
+        X.sum_duplicates()
+    n, p = X.shape
+    data = np.asarray(X.data, dtype=np.float64)
+    if intercept_scaling is None:
+        out = sp.csr_matrix((n, p))
+        out.data = _clipped_values(data, X.indptr, float(data_norm))
+        out.indices, out.indptr = X.indices, X.indptr
+        return out
+    index = index_dtype(X.nnz + n, p + 1)
+    out = sp.csr_matrix((n, p + 1))
+    out.data, out.indices, out.indptr = _clipped_with_constant_column(
+        data, X.indices.astype(index, copy=False), X.indptr.astype(index, copy=False),
+        float(data_norm), p, float(intercept_scaling),
+    )  # assigned, not passed to the constructor: no index-dtype conversion or copy
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _has_duplicates(indices, indptr, p):
+    """Whether some row of a CSR matrix stores a column twice (O(nnz + p))."""
+    last_row = np.full(p, -1, dtype=np.int64)
+    for i in range(indptr.shape[0] - 1):
+        for r in range(indptr[i], indptr[i + 1]):
+            j = indices[r]
+            if last_row[j] == i:
+                return True
+            last_row[j] = i
+    return False
+
+
+@njit(cache=True, nogil=True)
+def _row_factor(data, start, stop, bound):
+    s = 0.0
+    for r in range(start, stop):
+        s += data[r] * data[r]
+    nrm = np.sqrt(s)
+    return bound / nrm if nrm > bound else 1.0
+
+
+@njit(cache=True, nogil=True)
+def _clipped_values(data, indptr, bound):
+    out = np.empty_like(data)
+    for i in range(indptr.shape[0] - 1):
+        f = _row_factor(data, indptr[i], indptr[i + 1], bound)
+        for r in range(indptr[i], indptr[i + 1]):
+            out[r] = data[r] * f
+    return out
+
+
+@njit(cache=True, nogil=True)
+def _clipped_with_constant_column(data, indices, indptr, bound, p, value):
+    n = indptr.shape[0] - 1
+    new_data = np.empty(data.shape[0] + n)
+    new_indices = np.empty(data.shape[0] + n, dtype=indices.dtype)
+    new_indptr = np.empty(n + 1, dtype=indptr.dtype)
+    new_indptr[0] = 0
+    k = 0
+    for i in range(n):
+        f = _row_factor(data, indptr[i], indptr[i + 1], bound)
+        for r in range(indptr[i], indptr[i + 1]):
+            new_data[k] = data[r] * f
+            new_indices[k] = indices[r]
+            k += 1
+        new_data[k] = value
+        new_indices[k] = p
+        k += 1
+        new_indptr[i + 1] = k
+    return new_data, new_indices, new_indptr
+
+
+def make_rows(X, weight=None):
+    """The kernel view of a design: :class:`DenseRows` or :class:`SparseRows` (no copy of the
+    values when they already have the kernel layout; a CSC or COO matrix is converted to CSR).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, p) or scipy sparse matrix/array
+    weight : ndarray of shape (n,) or None
+        Example weights (None: ones).
+    """
+    n, p = X.shape
+    w = np.ones(n) if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
+    if w.shape != (n,):
+        raise ValueError(f"weight must have shape ({n},); got {w.shape}")
+    if sp.issparse(X):
+        X = X.tocsr()
+        index = index_dtype(X.nnz, p)
+        return SparseRows(
+            np.ascontiguousarray(X.data, dtype=np.float64),
+            np.ascontiguousarray(X.indices, dtype=index),
+            np.ascontiguousarray(X.indptr, dtype=index),
+            w,
+            (int(n), int(p)),
+        )
+    return DenseRows(np.ascontiguousarray(X, dtype=np.float64), w, (int(n), int(p)))
+
+
+def design_kind(X):
+    """'array', 'dense' or 'sparse' for the numba type of a design, else None."""
+    if isinstance(X, types.Array) and X.ndim == 2:
+        return "array"
+    if isinstance(X, types.BaseNamedTuple):
+        if X.instance_class is DenseRows:
+            return "dense"
+        if X.instance_class is SparseRows:
+            return "sparse"
+    return None
+
+
+# Reassociation lets LLVM vectorise the dot products (a reduction); it changes rounding only,
+# never the inf/nan semantics the clipping relies on (no 'nnan'/'ninf' flags). The primitives are
+# compiled as functions of their own (inline="never"): numba-IR inlining would compile them with
+# the caller's strict flags; LLVM still inlines them and keeps the per-instruction flags.
+_FAST = {"reassoc", "contract"}
+_JIT = {"fastmath": _FAST, "nogil": True, "cache": True}
+
+
+def row_weight(X, i):
+    """Weight of example i (1 for a plain array)."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(row_weight, jit_options=_JIT)
+def _row_weight(X, i):
+    kind = design_kind(X)
+    if kind == "array":
+        return lambda X, i: 1.0
+    if kind in ("dense", "sparse"):
+        return lambda X, i: X.weight[i]
+    return None
+
+
+def dot_row(X, i, w):
+    """x_i . w."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(dot_row, jit_options=_JIT)
+def _dot_row(X, i, w):
+    kind = design_kind(X)
+    if kind == "array":
+        def dense_array(X, i, w):
+            acc = 0.0
+            for j in range(X.shape[1]):
+                acc += X[i, j] * w[j]
+            return acc
+        return dense_array
+    if kind == "dense":
+        def dense(X, i, w):
+            V = X.values
+            acc = 0.0
+            for j in range(V.shape[1]):
+                acc += V[i, j] * w[j]
+            return acc
+        return dense
+    if kind == "sparse":
+        def sparse(X, i, w):
+            acc = 0.0
+            for r in range(X.indptr[i], X.indptr[i + 1]):
+                acc += X.data[r] * w[X.indices[r]]
+            return acc
+        return sparse
+    return None
+
+
+def axpy_row(X, i, a, out):
+    """out += a * x_i."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(axpy_row, jit_options=_JIT)
+def _axpy_row(X, i, a, out):
+    kind = design_kind(X)
+    if kind == "array":
+        def dense_array(X, i, a, out):
+            for j in range(X.shape[1]):
+                out[j] += a * X[i, j]
+        return dense_array
+    if kind == "dense":
+        def dense(X, i, a, out):
+            V = X.values
+            for j in range(V.shape[1]):
+                out[j] += a * V[i, j]
+        return dense
+    if kind == "sparse":
+        def sparse(X, i, a, out):
+            for r in range(X.indptr[i], X.indptr[i + 1]):
+                out[X.indices[r]] += a * X.data[r]
+        return sparse
+    return None
+
+
+def margins(X, w, i, K, z):
+    """z = W.T x_i for the flat (p*K, row-major) parameter vector w."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(margins, jit_options=_JIT)
+def _margins(X, w, i, K, z):
+    kind = design_kind(X)
+    if kind in ("array", "dense"):
+        def dense(X, w, i, K, z):
+            V = _values(X)
+            p = V.shape[1]
+            if K == 1:  # the common case: a plain dot product the compiler can vectorise
+                acc = 0.0
+                for j in range(p):
+                    acc += V[i, j] * w[j]
+                z[0] = acc
+                return
+            for k in range(K):
+                z[k] = 0.0
+            for j in range(p):
+                xij = V[i, j]
+                for k in range(K):
+                    z[k] += xij * w[j * K + k]
+        return dense
+    if kind == "sparse":
+        def sparse(X, w, i, K, z):
+            for k in range(K):
+                z[k] = 0.0
+            for r in range(X.indptr[i], X.indptr[i + 1]):
+                xij = X.data[r]
+                base = X.indices[r] * K
+                for k in range(K):
+                    z[k] += xij * w[base + k]
+        return sparse
+    return None
+
+
+def add_example_gradient(X, i, s, K, scale, out):
+    """out += scale * outer(x_i, s) (flattened, row-major)."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(add_example_gradient, jit_options=_JIT)
+def _add_example_gradient(X, i, s, K, scale, out):
+    kind = design_kind(X)
+    if kind in ("array", "dense"):
+        def dense(X, i, s, K, scale, out):
+            V = _values(X)
+            p = V.shape[1]
+            if K == 1:
+                a = scale * s[0]
+                if a != 0.0:
+                    for j in range(p):
+                        out[j] += a * V[i, j]
+                return
+            for j in range(p):
+                xij = V[i, j] * scale
+                for k in range(K):
+                    out[j * K + k] += xij * s[k]
+        return dense
+    if kind == "sparse":
+        def sparse(X, i, s, K, scale, out):
+            for r in range(X.indptr[i], X.indptr[i + 1]):
+                xij = X.data[r] * scale
+                base = X.indices[r] * K
+                for k in range(K):
+                    out[base + k] += xij * s[k]
+        return sparse
+    return None
+
+
+def margins_and_sqnorm(X, v, i, K, inv_lam, z):
+    """z = V.T x_i * inv_lam and return ||x_i||^2, in one read of the row."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(margins_and_sqnorm, jit_options=_JIT)
+def _margins_and_sqnorm(X, v, i, K, inv_lam, z):
+    kind = design_kind(X)
+    if kind in ("array", "dense"):
+        def dense(X, v, i, K, inv_lam, z):
+            V = _values(X)
+            p = V.shape[1]
+            s = 0.0
+            if K == 1:
+                acc = 0.0
+                for j in range(p):
+                    xij = V[i, j]
+                    s += xij * xij
+                    acc += xij * v[j]
+                z[0] = acc * inv_lam
+                return s
+            for k in range(K):
+                z[k] = 0.0
+            for j in range(p):
+                xij = V[i, j]
+                s += xij * xij
+                for k in range(K):
+                    z[k] += xij * v[j * K + k]
+            for k in range(K):
+                z[k] *= inv_lam
+            return s
+        return dense
+    if kind == "sparse":
+        def sparse(X, v, i, K, inv_lam, z):
+            s = 0.0
+            for k in range(K):
+                z[k] = 0.0
+            for r in range(X.indptr[i], X.indptr[i + 1]):
+                xij = X.data[r]
+                s += xij * xij
+                base = X.indices[r] * K
+                for k in range(K):
+                    z[k] += xij * v[base + k]
+            for k in range(K):
+                z[k] *= inv_lam
+            return s
+        return sparse
+    return None
+
+
+def _values(X):
+    """The dense value matrix of a plain array or a DenseRows."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(_values, inline="always")
+def _values_impl(X):
+    kind = design_kind(X)
+    if kind == "array":
+        return lambda X: X
+    if kind == "dense":
+        return lambda X: X.values
+    return None

@@ -1,0 +1,145 @@
+"""``sample_weight`` in fit: semantics, clipping to ``max_sample_weight``, privacy scaling, errors.
+
+The record/replay test that a zero weight is the null record (sensitivity scaled by
+``max_sample_weight``) is in ``test_replay_all.py``; the scikit-learn sample-weight checks
+(integer weights = repeated rows, at epsilon=inf) are in ``test_sklearn_checks.py``.
+"""
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression, Ridge
+
+from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
+from skdp._rows import make_rows
+from skdp.losses import get_loss, objective
+from skdp.optimizers import available_optimizers
+
+from ._helpers import augmented, breast_cancer, diabetes, encoded, estimator_W
+
+CLASSES = (DPLogisticRegression, DPLinearSVC, DPRidge)
+
+
+def _data(cls, n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4)) / 2.0
+    if cls is DPRidge:
+        return X, np.tanh(X @ np.array([0.5, -0.3, 0.2, 0.0]))
+    return X, np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1, 0)
+
+
+@pytest.mark.parametrize("name", available_optimizers())
+@pytest.mark.parametrize("cls", CLASSES)
+def test_weights_of_one_equal_no_weights(cls, name):
+    X, y = _data(cls)
+    a = cls(optimizer=name, random_state=3).fit(X, y)
+    b = cls(optimizer=name, random_state=3).fit(X, y, sample_weight=np.ones(len(y)))
+    np.testing.assert_array_equal(a.coef_, b.coef_)
+    np.testing.assert_array_equal(a.intercept_, b.intercept_)
+    assert a.epsilon_ == b.epsilon_
+
+
+@pytest.mark.parametrize("name", ["dp_gdws", "dp_scd", "dp_nsgd_tree"])
+def test_weights_change_the_private_model(name):
+    X, y = _data(DPLogisticRegression)
+    w = np.random.default_rng(1).uniform(0, 1, len(y))
+    a = DPLogisticRegression(optimizer=name, random_state=3).fit(X, y)
+    b = DPLogisticRegression(optimizer=name, random_state=3).fit(X, y, sample_weight=w)
+    assert not np.allclose(a.coef_, b.coef_)
+
+
+def test_weights_are_clipped_to_max_sample_weight():
+    X, y = _data(DPLogisticRegression)
+    w = np.ones(len(y))
+    w[:10] = 50.0
+    big = DPLogisticRegression(random_state=0).fit(X, y, sample_weight=w)
+    one = DPLogisticRegression(random_state=0).fit(X, y, sample_weight=np.minimum(w, 1.0))
+    np.testing.assert_array_equal(big.coef_, one.coef_)
+    assert w[0] == 50.0  # the caller's array is untouched
+
+
+@pytest.mark.parametrize("name", available_optimizers())
+def test_max_sample_weight_scales_the_sensitivity_not_the_epsilon(name):
+    X, y = _data(DPLogisticRegression)
+    one = DPLogisticRegression(optimizer=name, random_state=0).fit(X, y)
+    four = DPLogisticRegression(optimizer=name, random_state=0, max_sample_weight=4.0).fit(X, y)
+    assert four.privacy_record_.sensitivity == pytest.approx(
+        4.0 * one.privacy_record_.sensitivity, rel=1e-12
+    )
+    assert four.epsilon_ <= 1.0 + 1e-12 and one.epsilon_ <= 1.0 + 1e-12
+
+
+def _weighted_objective(kind, X, y, w, W, reg):
+    n = X.shape[0]
+    loss, Y = encoded(kind, y)
+    lam = reg / n if kind == "ridge" else 1.0 / (n * reg)
+    rows = make_rows(augmented(X), w)
+    return objective(rows, Y, W, get_loss(loss).loss_id, lam, np.inf)
+
+
+@pytest.mark.parametrize("name", available_optimizers())
+def test_nonprivate_weighted_fit_matches_sklearn_logistic(name):
+    X, y = breast_cancer()
+    w = np.random.default_rng(0).uniform(0.0, 3.0, len(y))
+    est = DPLogisticRegression(epsilon=np.inf, optimizer=name, max_sample_weight=3.0).fit(
+        X, y, sample_weight=w
+    )
+    ref = LogisticRegression(C=1.0, fit_intercept=False, tol=1e-12, max_iter=100000)
+    ref.fit(augmented(X), y, sample_weight=w)
+    f_est = _weighted_objective("logistic", X, y, w, estimator_W(est), 1.0)
+    f_ref = _weighted_objective("logistic", X, y, w, np.ascontiguousarray(ref.coef_.T), 1.0)
+    assert (f_est - f_ref) / abs(f_ref) < 1e-4
+
+
+@pytest.mark.parametrize("name", available_optimizers())
+def test_nonprivate_weighted_fit_matches_sklearn_ridge(name):
+    X, y = diabetes()
+    w = np.random.default_rng(0).uniform(0.0, 2.0, len(y))
+    est = DPRidge(epsilon=np.inf, optimizer=name, max_sample_weight=2.0).fit(
+        X, y, sample_weight=w
+    )
+    ref = Ridge(alpha=1.0, fit_intercept=False, solver="cholesky").fit(
+        augmented(X), y, sample_weight=w
+    )
+    f_est = _weighted_objective("ridge", X, y, w, estimator_W(est), 1.0)
+    f_ref = _weighted_objective("ridge", X, y, w, ref.coef_[:, None], 1.0)
+    assert (f_est - f_ref) / abs(f_ref) < 1e-4
+
+
+def test_all_zero_weights_fit_privately_but_raise_without_privacy():
+    X, y = _data(DPLogisticRegression)
+    zeros = np.zeros(len(y))
+    model = DPLogisticRegression(random_state=0).fit(X, y, sample_weight=zeros)
+    assert np.all(np.isfinite(model.coef_))  # a private fit does not reveal "all zero"
+    with pytest.raises(ValueError, match="non-zero"):
+        DPLogisticRegression(epsilon=np.inf).fit(X, y, sample_weight=zeros)
+
+
+@pytest.mark.parametrize(
+    "weights, match",
+    [
+        (-np.ones(120), "(?i)negative"),
+        (np.ones(119), "shape|samples"),
+        (np.full(120, np.nan), "NaN"),
+        (np.full(120, np.inf), "infinity"),
+    ],
+)
+def test_bad_weights_raise(weights, match):
+    X, y = _data(DPLogisticRegression)
+    with pytest.raises(ValueError, match=match):
+        DPLogisticRegression().fit(X, y, sample_weight=weights)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, np.inf, np.nan, "1"])
+def test_bad_max_sample_weight_raises(bad):
+    X, y = _data(DPLogisticRegression)
+    with pytest.raises(ValueError, match="max_sample_weight"):
+        DPLogisticRegression(max_sample_weight=bad).fit(X, y)
+
+
+def test_problem_refuses_weights_outside_the_public_bound():
+    from skdp.optimizers import Problem
+
+    X, y = _data(DPLogisticRegression)
+    with pytest.raises(ValueError, match="max_sample_weight"):
+        Problem(X=X, Y=y[:, None].astype(float), loss=get_loss("logistic"), lam=0.1,
+                row_norm_bound=1.0, clip=1.0, sample_weight=np.full(len(y), 2.0))

@@ -1,0 +1,105 @@
+"""Sparse (CSR/CSC) input: the same model as dense input for the same seed, clipping on the
+stored entries, and no densification."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+import scipy.sparse.linalg  # noqa: F401  (sp.linalg.norm)
+
+from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
+from skdp.linear_model._base import clip_rows
+from skdp.optimizers import available_optimizers
+
+from ._helpers import relative_objective_gap
+
+CLASSES = (DPLogisticRegression, DPLinearSVC, DPRidge)
+
+
+def _sparse_data(cls, n=150, d=30, density=0.2, seed=0, multiclass=False):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, d, density=density, random_state=seed, format="csr") * 2.0
+    X = sp.csr_matrix(X.multiply(1.0 / (1e-12 + sp.linalg.norm(X, axis=1)[:, None])))
+    dense = X.toarray()
+    score = dense[:, :5] @ rng.normal(size=5)
+    if cls is DPRidge:
+        return X, np.tanh(score)
+    if multiclass:
+        return X, np.digitize(score, np.quantile(score, [1 / 3, 2 / 3]))
+    return X, (score > np.median(score)).astype(int)
+
+
+@pytest.mark.parametrize("name", available_optimizers())
+@pytest.mark.parametrize("cls", CLASSES)
+def test_sparse_and_dense_give_the_same_model(cls, name):
+    X, y = _sparse_data(cls)
+    w = np.random.default_rng(1).uniform(0.0, 1.0, X.shape[0])
+    dense = cls(optimizer=name, random_state=7).fit(X.toarray(), y, sample_weight=w)
+    for container in (sp.csr_matrix, sp.csc_matrix, sp.csr_array):
+        model = cls(optimizer=name, random_state=7).fit(container(X), y, sample_weight=w)
+        np.testing.assert_allclose(model.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(model.intercept_, dense.intercept_, rtol=1e-9, atol=1e-12)
+        assert model.epsilon_ == dense.epsilon_
+        scores = "predict" if cls is DPRidge else "decision_function"
+        np.testing.assert_allclose(
+            getattr(model, scores)(X), getattr(dense, scores)(X.toarray()), rtol=1e-9, atol=1e-12
+        )
+
+
+@pytest.mark.parametrize("name", ["dp_gdws", "dp_scd", "dp_nsgd_tree"])
+def test_sparse_multiclass_matches_dense(name):
+    X, y = _sparse_data(DPLogisticRegression, multiclass=True)
+    dense = DPLogisticRegression(optimizer=name, random_state=2).fit(X.toarray(), y)
+    model = DPLogisticRegression(optimizer=name, random_state=2).fit(X, y)
+    np.testing.assert_allclose(model.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", available_optimizers())
+def test_sparse_nonprivate_fit_reaches_the_sklearn_optimum(name):
+    X, y = _sparse_data(DPLogisticRegression, n=200)
+    Xd = X.toarray()
+    assert np.linalg.norm(Xd, axis=1).max() <= 1.0  # no row clipping: the plain objective
+    model = DPLogisticRegression(epsilon=np.inf, optimizer=name).fit(X, y)
+    assert relative_objective_gap("logistic", model, Xd, y) < 1e-6
+
+
+def test_sparse_clipping_equals_dense_clipping_and_leaves_the_input_alone():
+    rng = np.random.default_rng(0)
+    X = sp.random(40, 12, density=0.3, random_state=1, format="coo") * 5.0
+    # duplicate entries: a COO matrix may store (i, j) twice; the row norm must count their sum
+    X = sp.coo_matrix(
+        (np.r_[X.data, [3.0, 4.0]], (np.r_[X.row, [2, 2]], np.r_[X.col, [5, 5]])), shape=X.shape
+    )
+    before = X.copy()
+    for fmt in ("csr", "csc", "coo"):
+        Xf = X.asformat(fmt)
+        clipped = clip_rows(Xf, 1.5, 2.0)
+        assert sp.issparse(clipped)
+        np.testing.assert_allclose(clipped.toarray(), clip_rows(X.toarray(), 1.5, 2.0))
+        norms = np.linalg.norm(clipped.toarray()[:, :-1], axis=1)
+        assert norms.max() <= 1.5 * (1 + 1e-12) and norms.max() > 1.4
+        np.testing.assert_array_equal(Xf.toarray(), before.toarray())
+    assert rng is not None
+
+
+@pytest.mark.parametrize("name", available_optimizers())
+def test_wide_sparse_fit_does_not_densify(name):
+    n, d = 400, 50_000  # dense float64 would be 160 MB
+    X = sp.random(n, d, density=2e-4, random_state=0, format="csr")
+    y = np.arange(n) % 2
+    model = DPLogisticRegression(optimizer=name, random_state=0)
+    model.fit(X[:50], y[:50])  # compile outside the measurement
+    tracemalloc.start()
+    model.fit(X, y)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert model.coef_.shape == (1, d)
+    assert peak < 40e6, f"peak {peak / 1e6:.1f} MB: something densified a {n}x{d} matrix"
+
+
+def test_sparse_predict_on_wrong_width_raises():
+    X, y = _sparse_data(DPLogisticRegression)
+    model = DPLogisticRegression(random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(sp.csr_matrix((3, X.shape[1] + 1)))
