@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 
-__all__ = ["best_time", "epochs_of", "xw_pass_time"]
+__all__ = ["best_time", "epochs_of", "rss", "hwm", "xw_pass_time"]
 
 
 def best_time(fn, repeat=5):
@@ -42,3 +42,22 @@ def epochs_of(est, n):
     if s.startswith("poisson(q="):
         return float(rec.n_steps) * float(s[len("poisson(q="):].rstrip(")"))
     return float(rec.n_steps)  # full batch: one pass per step
+
+
+def rss():
+    """Resident set size of this process now, in bytes (Linux)."""
+    import resource
+
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * resource.getpagesize()
+
+
+def hwm():
+    """Peak resident set size (VmHWM) of this process, in bytes (Linux). VmHWM is per address
+    space (reset by exec, unlike ru_maxrss, which inherits the parent's peak) and can be reset
+    to the current RSS by writing "5" to /proc/self/clear_refs."""
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmHWM in /proc/self/status")

@@ -67,20 +67,12 @@ def csr_bytes(X):
 
 
 _CHILD = """
-import ctypes, json, resource, sys, time, warnings
+import ctypes, json, sys, time, warnings
 sys.path.insert(0, %r)
 from bench_sparse import generated
-from _timing import epochs_of
+from _timing import epochs_of, hwm, rss
 import skdp
 opt, n = sys.argv[1], int(sys.argv[2])
-def rss():
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * resource.getpagesize()
-def hwm():
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
 X, y, Xt, yt = generated(n)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

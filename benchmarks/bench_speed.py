@@ -180,20 +180,12 @@ def cold_start():
 
 # ----------------------------------------------------------------------------- part 4
 _MEM = """
-import resource, sys, time, warnings, numpy as np
+import sys, time, warnings, numpy as np
 sys.path.insert(0, %r)
 from bench_speed import generated
+from _timing import hwm, rss
 import skdp
 opt, n, d = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-def rss():
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * resource.getpagesize()
-def hwm():
-    # VmHWM is per address space (reset by exec, unlike ru_maxrss, which inherits the parent's peak)
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
 Xs, ys = generated(2000, d, seed=1)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")

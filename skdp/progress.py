@@ -9,12 +9,12 @@ sums, and dp_sgld's analysis covers the release of its last iterate only).
 """
 
 from dataclasses import dataclass
-import math
 import numbers
 
 import numpy as np
 
-from .privacy.rdp import DEFAULT_ORDERS
+from .privacy.events import SelfComposedEvent
+from .privacy.rdp import DEFAULT_ORDERS, epsilons_per_order
 
 __all__ = ["FitProgress"]
 
@@ -126,13 +126,25 @@ def prefix_epsilon(stops, delta, final_epsilon, rdp_at=None, pure_at=None, order
         eps = np.minimum(eps, pure_at(stops))
     if delta > 0 and rdp_at is not None:
         orders = np.asarray(orders, dtype=float)
-        rdp = np.asarray(rdp_at(stops, orders), dtype=float)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            conv = rdp + np.log1p(-1.0 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1)
-        conv = np.where(np.isnan(conv), np.inf, conv)
+        conv = epsilons_per_order(orders, rdp_at(stops, orders), delta)
         eps = np.minimum(eps, np.maximum(conv.min(axis=1), 0.0))
     # monotone by construction (curves of growing prefixes); the cap keeps it so at the end
     return np.minimum(eps, final_epsilon)
+
+
+def repeated_step_epsilon(record, stops):
+    """:func:`prefix_epsilon` of a fit whose event is one step repeated,
+    ``SelfComposedEvent(step, n_steps)``: the first t steps are ``step`` repeated t times."""
+    event = record.event
+    if not isinstance(event, SelfComposedEvent):
+        raise TypeError(f"expected a SelfComposedEvent, got {type(event).__name__}")
+    step = event.event
+    pure = step.pure_epsilon()
+    return prefix_epsilon(
+        stops, record.delta, record.epsilon,
+        rdp_at=lambda t, orders: t[:, None] * step.rdp(orders)[None, :],
+        pure_at=None if pure is None else (lambda t: t * pure),
+    )
 
 
 _BLOCK = 4096  # rows of per-step RDP held at once by stepwise_curves

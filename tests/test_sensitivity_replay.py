@@ -168,8 +168,8 @@ def _record_solves(monkeypatch, cls):
     runs = []
     original = cls.solve
 
-    def recording_solve(self, problem, budget, rng, record_trace=False):
-        result = original(self, problem, budget, rng, record_trace=True)
+    def recording_solve(self, problem, budget, rng, record_trace=False, **kwargs):
+        result = original(self, problem, budget, rng, record_trace=True, **kwargs)
         runs.append((problem, result, rng.bit_generator.state))
         return result
 

@@ -141,9 +141,7 @@ class DPLinearModel(BaseEstimator):
         source = type(self).__name__
         precheck(ledgers, epsilon, delta, source)
         rng = make_generator(self.random_state, secure=bool(self.secure_mode))
-        # passed only when set: a plain fit calls solve exactly as before (wrappers of solve)
-        progress = {"callback": callback, "callback_every": every} if callback is not None else {}
-        result = optimizer.solve(problem, budget, rng, **progress)
+        result = optimizer.solve(problem, budget, rng, callback=callback, callback_every=every)
         record = result.record
         charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples))
         self.privacy_record_ = record

@@ -12,15 +12,13 @@ from numba import njit
 
 from ..privacy import (
     GaussianEvent,
-    LaplaceEvent,
     PoissonGaussianEvent,
-    PoissonLaplaceEvent,
     PrivacyRecord,
     SelfComposedEvent,
     calibrate_noise_multiplier,
 )
 from ..privacy.noise import GAUSSIAN, LAPLACE, add_noise
-from ..progress import ProgressMonitor, prefix_epsilon, stepwise_curves
+from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
@@ -205,18 +203,6 @@ class DPGDWS(DPOptimizer):
         step = 0.25 / math.sqrt(n_steps + 1) / denom if denom > 0 else math.inf
         return min(step, 1.0 / (smoothing * L))
 
-    @staticmethod
-    def _prefix_epsilon(record, q, stops):
-        """Epsilon of the first ``stops`` steps: the same step event, fewer times."""
-        if record.mechanism == "gaussian":
-            z = record.noise_multiplier
-            step = GaussianEvent(z) if q >= 1.0 else PoissonGaussianEvent(q, z)
-        else:
-            nm = record.noise_multiplier
-            step = LaplaceEvent(nm) if q >= 1.0 else PoissonLaplaceEvent(q, nm)
-        rdp_at, pure_at = stepwise_curves(lambda _: step, np.zeros(record.n_steps))
-        return prefix_epsilon(stops, record.delta, record.epsilon, rdp_at, pure_at)
-
     def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):
         self._check_params()
         n_steps = self._n_steps(private=True)
@@ -239,7 +225,7 @@ class DPGDWS(DPOptimizer):
 
         progress = progress or ProgressMonitor()
         progress.run(
-            n_steps, run_chunk, lambda stops: self._prefix_epsilon(record, q, stops),
+            n_steps, run_chunk, lambda stops: repeated_step_epsilon(record, stops),
             record.delta, q,
         )
         return OptimizeResult(

@@ -18,7 +18,7 @@ from ..privacy import (
     SelfComposedEvent,
     calibrate_noise_multiplier,
 )
-from ..progress import ProgressMonitor, prefix_epsilon, stepwise_curves
+from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._base import (
     DPOptimizer, OptimizeResult, batch_fraction, check_replay, empty_trace, nonprivate_record,
 )
@@ -230,13 +230,9 @@ class DPSCD(DPOptimizer):
                 int(self.newton_steps), rng, trace[start:stop], released[start:stop], scratch,
             )
 
-        step = record.event.event  # SelfComposedEvent of the per-step (sampled) Gaussian
-        rdp_at, _ = stepwise_curves(lambda _: step, np.zeros(n_steps))
         progress = progress or ProgressMonitor()
         progress.run(
-            n_steps, run_chunk,
-            lambda stops: prefix_epsilon(stops, record.delta, record.epsilon, rdp_at),
-            record.delta, q,
+            n_steps, run_chunk, lambda stops: repeated_step_epsilon(record, stops), record.delta, q
         )
         del alpha, scratch, run_chunk
         return OptimizeResult(

@@ -25,7 +25,7 @@ from ..privacy import (
 from ..privacy.langevin import LangevinEvent, kappa
 from ..privacy.noise import add_gaussian_noise
 from ..privacy.rdp import DEFAULT_ORDERS, epsilon_from_rdp
-from ..progress import ProgressMonitor, prefix_epsilon, stepwise_curves
+from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
 from ._heavy_ball import momentum_to_optimum
@@ -405,18 +405,18 @@ class DPSGLD(DPOptimizer):
         return sigma, details, event, accountant, analysis
 
     @staticmethod
-    def _prefix_epsilon(record, event, etas, stops):
+    def _prefix_epsilon(record, etas, stops):
         """Epsilon of stopping after ``stops`` steps: the Langevin bound for the Langevin time
         of those steps, or the composition of their per-step events."""
-        if isinstance(event, LangevinEvent):
-            times = np.cumsum(etas)[np.asarray(stops) - 1]
+        event = record.event
+        if not isinstance(event, LangevinEvent):
+            return repeated_step_epsilon(record, stops)
+        times = np.cumsum(etas)[np.asarray(stops) - 1]
 
-            def rdp_at(stops, orders):
-                rho = [replace(event, total_time=float(T)).rho for T in times]
-                return np.asarray(rho)[:, None] * orders[None, :]
-        else:
-            step = event.event  # SelfComposedEvent of the per-step Gaussian
-            rdp_at, _ = stepwise_curves(lambda _: step, np.zeros(len(etas)))
+        def rdp_at(stops, orders):
+            rho = [replace(event, total_time=float(T)).rho for T in times]
+            return np.asarray(rho)[:, None] * orders[None, :]
+
         return prefix_epsilon(stops, record.delta, record.epsilon, rdp_at)
 
     def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):
@@ -460,7 +460,7 @@ class DPSGLD(DPOptimizer):
 
         progress = progress or ProgressMonitor()
         progress.run(
-            n_steps, run_chunk, lambda stops: self._prefix_epsilon(record, event, etas, stops),
+            n_steps, run_chunk, lambda stops: self._prefix_epsilon(record, etas, stops),
             record.delta, q,
         )
         return OptimizeResult(

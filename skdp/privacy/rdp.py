@@ -127,14 +127,20 @@ def rdp_poisson_subsampled_gaussian(sampling_rate, noise_multiplier, orders=DEFA
     return out
 
 
-def epsilon_from_rdp(orders, rdp, delta):
-    """Smallest epsilon at ``delta`` over the given orders (tight conversion); returns (eps, order)."""
+def epsilons_per_order(orders, rdp, delta):
+    """Epsilon at ``delta`` implied by each order (tight conversion); ``rdp`` may have leading
+    axes (one RDP curve per row), the last axis runs over ``orders``. NaN becomes inf."""
     orders = np.asarray(orders, dtype=float)
     rdp = np.asarray(rdp, dtype=float)
     if not 0 < delta < 1:
         raise ValueError(f"delta must be in (0, 1), got {delta}")
     with np.errstate(invalid="ignore", divide="ignore"):
         eps = rdp + np.log1p(-1.0 / orders) - (math.log(delta) + np.log(orders)) / (orders - 1.0)
-    eps = np.where(np.isnan(eps), np.inf, eps)
+    return np.where(np.isnan(eps), np.inf, eps)
+
+
+def epsilon_from_rdp(orders, rdp, delta):
+    """Smallest epsilon at ``delta`` over the given orders (tight conversion); returns (eps, order)."""
+    eps = epsilons_per_order(orders, rdp, delta)
     k = int(np.argmin(eps))
-    return max(0.0, float(eps[k])), float(orders[k])
+    return max(0.0, float(eps[k])), float(np.asarray(orders, dtype=float)[k])
