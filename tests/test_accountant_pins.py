@@ -89,15 +89,20 @@ def _guard_pld(monkeypatch):
     monkeypatch.setattr(acc, "_pld_epsilon", guarded)
 
 
-def _problem():
+def _problem(max_sample_weight=None):
+    """The pinned problem; with ``max_sample_weight``, example weights uniform in [0, it]."""
     rng = np.random.default_rng(0)
     X = rng.normal(size=(N, 3))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
     X = np.hstack([X, np.ones((N, 1))])
     Y = np.where(rng.random((N, 1)) < 0.5, -1.0, 1.0)
     loss = get_loss("logistic")
+    weights = {}
+    if max_sample_weight is not None:
+        weights = {"sample_weight": rng.uniform(0.0, max_sample_weight, N),
+                   "max_sample_weight": max_sample_weight}
     return Problem(X=np.ascontiguousarray(X), Y=Y, loss=loss, lam=1.0 / N,
-                   row_norm_bound=math.sqrt(2.0), clip=1.0, fit_intercept=True)
+                   row_norm_bound=math.sqrt(2.0), clip=1.0, fit_intercept=True, **weights)
 
 
 # -- independent computations ---------------------------------------------------------------------
@@ -221,17 +226,19 @@ def _flatten(event):
     return None
 
 
+@pytest.mark.parametrize("max_sample_weight", [None, 3.0], ids=["unweighted", "weights<=3"])
 @pytest.mark.parametrize("name,params", [
     pytest.param(name, params, id=f"{name}-{label}")
     for name in OPTIMIZERS for label, params in optimizer_variants(name)
 ])
-def test_event_describes_the_noise_drawn(name, params):
+def test_event_describes_the_noise_drawn(name, params, max_sample_weight):
     """The accountant is charged for the noise the kernel really adds: each release's recorded
-    noise / (noise_multiplier_t * sensitivity) is standard normal (or standard Laplace)."""
+    noise / (noise_multiplier_t * sensitivity) is standard normal (or standard Laplace). With
+    example weights the sensitivity is max_sample_weight times larger, and so must the noise be."""
     opt = get_optimizer_class(name)(**params)
     try:
-        res = opt.solve(_problem(), Budget(1.0, DELTA), np.random.default_rng(1),
-                        record_trace=True)
+        res = opt.solve(_problem(max_sample_weight), Budget(1.0, DELTA),
+                        np.random.default_rng(1), record_trace=True)
     except ValueError as exc:
         pytest.skip(f"not supported: {exc}")
     rec = res.record

@@ -167,6 +167,21 @@ class UnderNoisedGDWS(DPGDWS):
         return scale / 30.0, record
 
 
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_small_optimizer_audit_weighted_canary(name):
+    """Example weights: the canary carries the largest weight, max_sample_weight = 10 (the
+    others are uniform in [0, 10]); its null record is the neighbour. The noise must scale with
+    the bound: noise calibrated for unweighted data would spend far more than the claimed 1,
+    which these 150 fits detect (checked by breaking the scaling)."""
+    c = canary_problem(_optimizer_problem())
+    w = np.random.default_rng(5).uniform(0.0, 10.0, c.problem.n_samples)
+    w[c.index] = 10.0
+    problem = replace(c.problem, sample_weight=w, max_sample_weight=10.0)
+    res = audit_optimizer(get_optimizer_class(name)(), problem, Budget(1.0, DELTA), c.index,
+                          n_fits=150, random_state=2)
+    assert not res.violated, res.summary()
+
+
 def test_auditor_catches_under_noised_mechanism():
     c = canary_problem(_optimizer_problem())
     res = audit_optimizer(UnderNoisedGDWS(), c.problem, Budget(1.0, DELTA), c.index, n_fits=100,
