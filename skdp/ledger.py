@@ -26,9 +26,20 @@ the fits that ran in the workers. Unpickling in the owner's process returns the 
 (identity is kept). A ledger unpickled after its owner has gone (the spool was removed) becomes
 a detached copy holding the entries known when it was pickled.
 
-Estimators pickled while a ledger context is open carry the open ledgers with them (a private
-attribute set in ``__getstate__``, kept by ``clone``), so fits running in worker processes are
-charged to the context ledgers too. Threads share the process-wide context.
+Forked processes (the multiprocessing backend, ``ProcessPoolExecutor`` with the fork start
+method) inherit a *copy* of every ledger of their parent, open contexts included, and unpickling
+there finds that copy. So that its charges reach the parent, a hook run before every fork
+(``os.register_at_fork``) gives each of the parent's ledgers a spool first, and a hook run in the
+child turns every inherited copy into a replica of that spool (fresh locks, no ownership of the
+directory). A copy inherited by a fork that ran no hook is adopted the same way when it is next
+used (each ledger remembers the process it belongs to); one that then has no spool refuses to
+charge rather than lose the charge.
+
+Objects that spend budget (the estimators, :class:`~skdp.model_selection.PrivateSearchCV`)
+derive from :class:`LedgerCarrierMixin`: pickled while a ledger context is open, they carry the
+open ledgers with them (a private attribute set in ``__getstate__``, kept by ``clone``), so
+fits running in worker processes are charged to the context ledgers too. Threads share the
+process-wide context.
 
 This needs a file system shared by the processes (one machine). With a distributed backend
 (dask on several hosts) pass the fitted estimators' events to :meth:`PrivacyLedger.record` or
@@ -58,7 +69,14 @@ try:  # POSIX advisory lock; released by the OS if a worker dies holding it
 except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
-__all__ = ["PrivacyLedger", "BudgetExceededError", "LedgerEntry", "compose", "active_ledgers"]
+__all__ = [
+    "PrivacyLedger",
+    "BudgetExceededError",
+    "LedgerEntry",
+    "LedgerCarrierMixin",
+    "compose",
+    "active_ledgers",
+]
 
 
 class BudgetExceededError(RuntimeError):
@@ -105,6 +123,7 @@ class LedgerEntry:
 
 # -- process-wide state ------------------------------------------------------------------------
 _REGISTRY = weakref.WeakValueDictionary()  # uid -> the ledger object of this process
+_REGISTRY_LOCK = threading.RLock()  # held across a fork by _before_fork
 _ACTIVE = []  # open ledger contexts, process-wide (worker threads of a search share them)
 _ACTIVE_LOCK = threading.Lock()
 _LOCAL = threading.local()  # per-thread suspension (fits inside a private search, dry runs)
@@ -147,7 +166,10 @@ def ledgers_to_charge(explicit=None, carried=()):
         raise ValueError(f"ledger must be None or a PrivacyLedger; got {explicit!r}")
     out = [] if explicit is None else [explicit]
     out += active_ledgers()
-    out += [ledger for ledger in carried if ledger._alive()]
+    for ledger in carried:
+        ledger._adopt()  # a copy inherited through fork: a replica, or an orphan that refuses
+        if ledger._alive() or ledger._orphan:
+            out.append(ledger)
     seen, unique = set(), []
     for ledger in out:
         if id(ledger) not in seen:
@@ -281,10 +303,19 @@ def _composed_epsilon(events, delta, accountant):
 
 # -- the ledger --------------------------------------------------------------------------------
 def _rebuild(uid, spool, config, base):
-    """Unpickle a ledger: the object itself in its own process, a replica elsewhere."""
-    obj = _REGISTRY.get(uid)
+    """Unpickle a ledger: the object itself in its own process, a replica elsewhere.
+
+    In a forked child the registry holds the copy inherited from the parent, a replica of the
+    parent's spool (see :meth:`PrivacyLedger._adopt`): it is returned, so that its charges
+    reach the parent and the ceiling check sees every process's charges. An orphan copy (no
+    spool at the fork) is replaced by a replica of the spool pickled since.
+    """
+    with _REGISTRY_LOCK:
+        obj = _REGISTRY.get(uid)
     if obj is not None:
-        return obj
+        obj._adopt()
+        if not obj._orphan:
+            return obj
     obj = PrivacyLedger.__new__(PrivacyLedger)
     obj._setup(uid=uid, base=list(base), owner=False, **config)
     if spool is not None and os.path.isdir(spool):
@@ -332,7 +363,11 @@ class PrivacyLedger:
     **What counts as a fit.** Every call of ``fit`` of a skdp estimator that sees the ledger,
     including the folds of a cross-validation and the final refit of a search (all of them read
     the same data set, so their events compose), and one entry per
-    :class:`~skdp.model_selection.PrivateSearchCV` (its whole search is one event).
+    :class:`~skdp.model_selection.PrivateSearchCV` (its whole search is one event). Composing
+    the folds' events is valid for folds chosen independently of the data
+    (``KFold(shuffle=True)``); an integer ``cv`` stratifies a classifier's folds by label,
+    which moves other records between folds when one record changes: the ledger cannot see
+    the splitter and would understate such a search.
 
     **Identity.** ``copy.copy``, ``copy.deepcopy`` and ``clone`` return this object; pickling
     within the process returns it too. See the module docstring for worker processes.
@@ -375,7 +410,11 @@ class PrivacyLedger:
         self._lock = threading.RLock()
         self._file_depth = 0
         self._cache = {}  # (n_entries, delta) -> epsilon
-        _REGISTRY[uid] = self
+        self._pid = os.getpid()  # the process this object belongs to (see _adopt)
+        self._finalizer = None  # removes the spool of an owner
+        self._orphan = False  # inherited through fork with no spool: cannot reach its owner
+        with _REGISTRY_LOCK:
+            _REGISTRY[uid] = self
 
     # -- identity under copy / clone / pickle ---------------------------------------------------
     def __copy__(self):
@@ -391,12 +430,45 @@ class PrivacyLedger:
         return (_rebuild, (self._uid, spool, config, tuple(self._base)))
 
     def _ensure_spool(self):
+        self._adopt()
         with self._lock:
             if self._spool is None:
+                if self._orphan:
+                    raise RuntimeError(self._orphan_message())
                 self._spool = tempfile.mkdtemp(prefix="skdp-ledger-")
                 self._owner = True
-                weakref.finalize(self, shutil.rmtree, self._spool, True)
+                self._finalizer = weakref.finalize(self, shutil.rmtree, self._spool, True)
             return self._spool
+
+    # -- forked processes -----------------------------------------------------------------------
+    def _adopt(self):
+        """Make a copy inherited through ``fork`` a replica of its parent's ledger.
+
+        A no-op in the process that made (or unpickled) this object. In a forked child: new
+        locks (a parent thread may have held them at the fork), the parent's spool is no longer
+        ours to remove, and every charge goes to that spool. A copy with no spool (its parent
+        could not create one before the fork, or the fork ran no hook) is made an orphan that
+        refuses to charge: its charges could not reach the parent.
+        """
+        pid = os.getpid()
+        if self._pid == pid:
+            return
+        self._lock = threading.RLock()
+        self._file_depth = 0
+        if self._finalizer is not None:
+            self._finalizer.detach()  # only in this process: the parent keeps its own
+            self._finalizer = None
+        self._owner = False
+        self._pid = pid
+        self._orphan = self._spool is None
+
+    def _orphan_message(self):
+        return (
+            f"{self._label()} was inherited by a forked process (pid {os.getpid()}) before it "
+            "had a spool directory, so charges made here cannot reach the parent's ledger; "
+            "nothing is charged and the fit is refused. Use a spawn-based pool (joblib's "
+            "default loky backend) or make sure the temporary directory is writable."
+        )
 
     def _alive(self):
         """False for a replica whose owner has gone (its spool was removed)."""
@@ -444,6 +516,9 @@ class PrivacyLedger:
             return False
 
     def _locked(self):
+        self._adopt()
+        if self._orphan:
+            raise RuntimeError(self._orphan_message())
         return PrivacyLedger._Locked(self)
 
     def _read_spool(self):
@@ -479,6 +554,7 @@ class PrivacyLedger:
     @property
     def entries(self):
         """Every charge so far, fits in worker processes included (list of LedgerEntry)."""
+        self._adopt()
         with self._lock:
             return list(self._base) + self._read_spool()
 
@@ -559,6 +635,9 @@ class PrivacyLedger:
         return f"PrivacyLedger {self.name!r}" if self.name else "the PrivacyLedger"
 
     def _precheck(self, target_epsilon, target_delta, source, event=None):
+        self._adopt()
+        if self._orphan:
+            raise RuntimeError(self._orphan_message())
         if math.isinf(self.epsilon):
             return
         if self.can_afford(target_epsilon, target_delta, event):
@@ -643,10 +722,11 @@ def precheck(ledgers, target_epsilon, target_delta, source, event=None):
         ledger._precheck(target_epsilon, target_delta, source, event)
 
 
-def _charge(ledgers, entries):
+def _charge(ledgers, entries, before_fit=False):
     """Atomically check every ledger's ceiling with ``entries`` added, then record them all.
 
     Locks are taken in a fixed order (by id) so that concurrent charges cannot deadlock.
+    ``before_fit``: the charge is made before anything ran (the refusal message says so).
     """
     if not ledgers or not entries:
         return
@@ -663,9 +743,10 @@ def _charge(ledgers, entries):
             total = _composed_epsilon(events, led.delta, led.accountant)
             if total > led.epsilon:
                 raise BudgetExceededError(
-                    f"{entries[0].source} refused by {led._label()}: its privacy event brings "
-                    f"the total to epsilon={total:.4g} at delta={led.delta:.3g}, over the ceiling "
-                    f"epsilon={led.epsilon:.4g}. The fitted model was discarded."
+                    f"{entries[0].source} refused {'before fitting ' if before_fit else ''}by "
+                    f"{led._label()}: its privacy event brings the total to epsilon={total:.4g} "
+                    f"at delta={led.delta:.3g}, over the ceiling epsilon={led.epsilon:.4g}. "
+                    + ("Nothing was run." if before_fit else "The fitted model was discarded.")
                 )
         for led in ordered:
             for e in entries:
@@ -675,8 +756,13 @@ def _charge(ledgers, entries):
             lk.__exit__(None, None, None)
 
 
-def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None, label=None):
-    """Charge one fit's :class:`PrivacyRecord` to ``ledgers`` (check, then record)."""
+def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None, label=None,
+           before_fit=False):
+    """Charge one fit's :class:`PrivacyRecord` to ``ledgers`` (check, then record).
+
+    ``before_fit=True`` when the record is known exactly before anything runs (a private
+    search): charging first means a refusal leaves nothing behind.
+    """
     if not ledgers:
         return
     entry = LedgerEntry(
@@ -684,4 +770,86 @@ def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None
         source=source, target_epsilon=float(target_epsilon), target_delta=float(target_delta),
         n_samples=n_samples, pid=os.getpid(), time=time.time(), label=label,
     )
-    _charge(ledgers, [entry])
+    _charge(ledgers, [entry], before_fit=before_fit)
+
+
+# -- the carrier of open contexts --------------------------------------------------------------
+_CARRIED = "_skdp_context_ledgers"
+
+
+class LedgerCarrierMixin:
+    """Base of every object that spends budget: it carries the open ledger contexts with it.
+
+    An object pickled while a ledger context is open (for example sent to a worker process by
+    ``GridSearchCV(n_jobs=2)`` or ``cross_val_score(n_jobs=2)``) carries the open ledgers in a
+    private attribute, so that what it spends in the worker is charged to them too; ``clone``
+    keeps the attribute. The next pickling replaces it with the ledgers open then. A subclass
+    charges ``ledgers_to_charge(explicit, self._carried_ledgers())``.
+    """
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
+        state.pop(_CARRIED, None)
+        active = active_ledgers()
+        if active:
+            state[_CARRIED] = tuple(active)
+        return state
+
+    def __sklearn_clone__(self):
+        new = super().__sklearn_clone__()
+        carried = getattr(self, _CARRIED, None)
+        if carried:
+            setattr(new, _CARRIED, carried)
+        return new
+
+    def _carried_ledgers(self):
+        """The ledgers this object carries from where it was pickled (a tuple)."""
+        return getattr(self, _CARRIED, ())
+
+
+# -- fork hooks --------------------------------------------------------------------------------
+_FORK = threading.local()  # whether this thread's _before_fork holds _REGISTRY_LOCK
+
+
+def _before_fork():
+    """In the parent, just before ``fork``: give every ledger of this process its spool.
+
+    A child can only reach a ledger through its spool, and a spool made after the fork (the
+    parent pickling the ledger to send it a task, say) is unknown to the copy the child
+    inherited. The registry lock is held across the fork so that no ledger appears in between.
+    """
+    _REGISTRY_LOCK.acquire()
+    _FORK.held = True
+    try:
+        ledgers = list(_REGISTRY.values())
+        for led in ledgers:
+            if led._pid == os.getpid() and led._spool is None and not led._orphan:
+                try:
+                    led._ensure_spool()
+                except OSError:  # the child's copy becomes an orphan that refuses to charge
+                    pass
+    except Exception:  # pragma: no cover - a fork hook must not raise
+        pass
+
+
+def _after_fork_in_parent():
+    if getattr(_FORK, "held", False):
+        _FORK.held = False
+        _REGISTRY_LOCK.release()
+
+
+def _after_fork_in_child():
+    """In the child: fresh module locks (another parent thread may have held one at the fork)
+    and every inherited ledger a replica of its parent's spool."""
+    global _REGISTRY_LOCK, _ACTIVE_LOCK, _MEMO_LOCK
+    _FORK.held = False
+    _REGISTRY_LOCK, _ACTIVE_LOCK, _MEMO_LOCK = threading.RLock(), threading.Lock(), threading.Lock()
+    for led in list(_REGISTRY.values()):
+        led._adopt()
+
+
+if hasattr(os, "register_at_fork"):  # POSIX
+    os.register_at_fork(
+        before=_before_fork, after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )

@@ -13,7 +13,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._rows import clip_sparse_rows
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
-from ..ledger import active_ledgers, charge, ledgers_to_charge, precheck
+from ..ledger import LedgerCarrierMixin, charge, ledgers_to_charge, precheck
 from ..optimizers import Budget, Problem, resolve_optimizer
 from ..privacy import ACCOUNTANTS
 from ..progress import check_callback
@@ -54,7 +54,7 @@ def clip_rows(X, data_norm, intercept_scaling=None):
     return out
 
 
-class DPLinearModel(BaseEstimator):
+class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     """Base class of the skdp estimators (not for direct use).
 
     Subclasses define ``_encode_targets`` (targets -> loss and Y matrix), ``_regularisation``
@@ -197,25 +197,6 @@ class DPLinearModel(BaseEstimator):
     def _intercept_offset(self):
         """The public shift ``fit`` adds to the intercept (none here; DPRidge overrides)."""
         return 0.0
-
-    # -- ledgers across processes and clones ----------------------------------------------------
-    def __getstate__(self):
-        # An estimator pickled while a ledger context is open (for example sent to a loky
-        # worker by GridSearchCV(n_jobs=2)) carries the open ledgers, so that its fits in the
-        # worker are charged to them too (see skdp.ledger). Never carried any further.
-        state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
-        state.pop("_skdp_context_ledgers", None)
-        active = active_ledgers()
-        if active:
-            state["_skdp_context_ledgers"] = tuple(active)
-        return state
-
-    def __sklearn_clone__(self):
-        new = super().__sklearn_clone__()
-        carried = getattr(self, "_skdp_context_ledgers", None)
-        if carried:
-            new._skdp_context_ledgers = carried
-        return new
 
     def _split_coef(self, W):
         """(coef (K, d), intercept (K,)) in the original feature space from W of shape (p, K)."""
