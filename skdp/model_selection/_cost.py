@@ -1,17 +1,33 @@
 """What a fit will spend, from public quantities only, and what an ordinary search has spent."""
 
+import copy
 from dataclasses import dataclass, field
 import math
+import numbers
 
 import numpy as np
 from sklearn.base import clone, is_classifier
-from sklearn.model_selection import check_cv
+from sklearn.model_selection import (
+    KFold,
+    LeaveOneOut,
+    LeavePOut,
+    RepeatedKFold,
+    ShuffleSplit,
+    TimeSeriesSplit,
+    check_cv,
+)
 
 from ..ledger import _suspended, compose
 from ..linear_model._base import DPLinearModel
 from ..privacy import DEFAULT_ORDERS, compute_epsilon
 
 __all__ = ["plan_event", "tuning_cost", "TuningCost", "final_estimator", "same_event"]
+
+#: The splitters whose splits are a function of the number of records (and their own seed)
+#: only: a record changes its own row of the training parts, never which part another record
+#: is in. Exact classes: a subclass may look at the data.
+DATA_INDEPENDENT_SPLITTERS = (KFold, RepeatedKFold, ShuffleSplit, LeaveOneOut, LeavePOut,
+                              TimeSeriesSplit)
 
 
 def final_estimator(estimator):
@@ -113,10 +129,14 @@ class TuningCost:
     epsilon_per_record : float or None
         (When ``exact``.) The largest spend of one record: the composition of only the fits
         whose training part contains it (the folds are chosen independently of the data), plus
-        the refit. Tighter than ``epsilon``, which composes every fit as a ledger does.
+        the refit. Tighter than ``epsilon``, which composes every fit as a ledger does. For a
+        randomised splitter whose seed was not an integer (the search's splits cannot be
+        recomputed), the patterns of membership that any draw can give are used: the same as
+        any draw's for ``KFold``, every fit (``epsilon``) for the others.
 
     Neither number covers the choice of the best candidate, made from exact (non-private)
     validation scores: use :class:`PrivateSearchCV` for a guarantee of the selection.
+    Both assume folds chosen independently of the data (see :func:`tuning_cost`).
     """
 
     n_fits: int
@@ -148,12 +168,70 @@ def _target_bound(targets, deltas, delta):
     return min(basic, advanced)
 
 
+def _search_splitter(search, y, classifier):
+    """The splitter the search used, refused unless its splits ignore the data.
+
+    Each fit's event is a guarantee for training sets that differ in one record. With a
+    splitter that reads the labels (``StratifiedKFold``, which ``GridSearchCV`` uses for a
+    classifier with an integer ``cv``) or the groups, changing one record also moves other
+    records between folds, so a fold model's neighbour differs in several records and no
+    composition of the events bounds the search.
+    """
+    cv = search.cv
+    if (cv is None or isinstance(cv, numbers.Integral)) and classifier and y is None:
+        name = "StratifiedKFold"  # what check_cv gives a classifier's binary or multiclass y
+    else:
+        cv = check_cv(cv, y, classifier=classifier)
+        name = type(cv).__name__
+        if name == "_CVIterableWrapper":
+            name = "a fixed list of splits"
+    if type(cv) not in DATA_INDEPENDENT_SPLITTERS:
+        allowed = ", ".join(c.__name__ for c in DATA_INDEPENDENT_SPLITTERS)
+        raise ValueError(
+            f"tuning_cost needs folds chosen independently of the data, but the search split "
+            f"with {name}; with an integer cv scikit-learn stratifies "
+            "a classifier's folds by label, and a splitter that reads labels or groups (or a "
+            "fixed list of splits, whose origin cannot be checked) moves other records between "
+            "folds when one record changes, so the fits' events do not bound the search. Run "
+            f"the search with one of {allowed}, for example cv=KFold(n_splits, shuffle=True)"
+        )
+    return cv
+
+
+def _reproducible(cv):
+    """Whether ``cv.split`` gives again the splits the search drew (an integer seed, or none)."""
+    shuffled = getattr(cv, "shuffle", isinstance(cv, (ShuffleSplit, RepeatedKFold)))
+    return not shuffled or isinstance(getattr(cv, "random_state", None), numbers.Integral)
+
+
+def _training_parts(cv, X, y, groups):
+    """The training indices of the search's splits, and whether they give the record patterns.
+
+    A randomised splitter seeded by None or a RandomState drew splits that cannot be drawn
+    again; their sizes do not depend on the seed, so a copy seeded with 0 gives the sizes. Its
+    membership patterns are those of the search only for KFold (a record is in every training
+    part but the one of its fold, whatever the permutation).
+    """
+    if _reproducible(cv):
+        return [train for train, _ in cv.split(X, y, groups)], True
+    twin = copy.deepcopy(cv)
+    twin.random_state = 0
+    return [train for train, _ in twin.split(X, y, groups)], type(cv) is KFold
+
+
 def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="rdp"):
     """What a fitted ``GridSearchCV`` / ``RandomizedSearchCV`` over a skdp estimator spent.
 
     Every fit of the search (each candidate on each training fold, and the refit) reads the
     same data set, so their privacy events compose: the folds overlap, and the validation
     scores only rank models that already saw the data. This helper adds them up.
+
+    The fits' events bound the search only if the folds were chosen independently of the
+    data: the search's ``cv`` must be a ``KFold``, ``RepeatedKFold``, ``ShuffleSplit``,
+    ``LeaveOneOut``, ``LeavePOut`` or ``TimeSeriesSplit`` (for example
+    ``KFold(n_splits, shuffle=True)``), or an integer for a regressor (``KFold``). A splitter that reads the labels or the groups is
+    refused, and so is an integer ``cv`` with a classifier (scikit-learn then uses
+    ``StratifiedKFold``): there one record's label moves other records between folds.
 
     Parameters
     ----------
@@ -162,7 +240,9 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
         The data the search was fitted on. When given, the fold sizes are recomputed from
         ``search.cv`` and the exact event of every fit is planned with :func:`plan_event` (one
         fit on synthetic data per distinct candidate and training size: compute, no privacy);
-        otherwise only the bound from the target budgets is available.
+        otherwise only the bound from the target budgets is available. The splits of a
+        randomised splitter whose ``random_state`` is not an integer are never recomputed (a
+        new draw would differ from the search's): see ``TuningCost.epsilon_per_record``.
     groups : array-like or None
         Passed to the splitter.
     delta : float, default=1e-5
@@ -173,10 +253,15 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     -------
     TuningCost
 
+    Raises
+    ------
+    ValueError
+        When the search's splitter depends on the data (labels, groups) or cannot be checked.
+
     Notes
     -----
     A search fitted inside a :class:`skdp.PrivacyLedger` is charged fit by fit; its ledger
-    gives the same exact total without replanning.
+    gives the same exact total without replanning (with the same data-independent folds).
     """
     params = list(search.cv_results_["params"])
     n_splits = int(search.n_splits_)
@@ -185,6 +270,8 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     if refit:
         fits.append(search.best_params_)
     base = search.estimator
+    classifier = is_classifier(base)
+    cv = _search_splitter(search, y, classifier)
 
     n = None if X is None else len(y) if y is not None else X.shape[0]
     targets, deltas = [], []
@@ -199,13 +286,16 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
         return TuningCost(len(fits), bound, delta, False, bound, targets)
 
     X_arr = np.asarray(X) if not hasattr(X, "shape") else X
-    classifier = is_classifier(base)
-    cv = check_cv(search.cv, y, classifier=classifier)
-    splits = [train for train, _ in cv.split(X_arr, y, groups)]
+    splits, patterns_known = _training_parts(cv, X_arr, y, groups)
+    if len(splits) != n_splits:
+        raise ValueError(f"search.cv gives {len(splits)} splits of X, y but the search made "
+                         f"{n_splits}: pass the data the search was fitted on")
     train_sizes = [len(train) for train in splits]
     member = np.zeros((n, len(splits)), dtype=bool)  # record i in the training part of split j
     for j, train in enumerate(splits):
         member[train, j] = True
+    if not patterns_known:  # any record may have been in every training part
+        member = np.ones((1, len(splits)), dtype=bool)
     classes = np.unique(y) if classifier else None
     d = X_arr.shape[1]
     cache, events = {}, []

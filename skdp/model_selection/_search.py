@@ -11,7 +11,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._validation import check_delta, check_positive, make_generator
-from ..ledger import _suspended, charge, ledgers_to_charge, precheck
+from ..ledger import LedgerCarrierMixin, _suspended, charge, ledgers_to_charge, precheck
 from ..privacy import (
     ComposedEvent,
     GaussianEvent,
@@ -39,14 +39,15 @@ def _best_has(name):
     return check
 
 
-class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
+class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
     """Private hyper-parameter search by random stopping (Papernot & Steinke 2022).
 
     The whole search, model selection included, satisfies one (``epsilon_``, ``delta_``)-DP
     guarantee, computed before any private record is read. The search:
 
-    1. splits the data once, at random and independently of the data, into a training part and
-       a validation part of public sizes;
+    1. splits the data once into a training part and a validation part of public sizes, by a
+       random permutation drawn from the search's own generator (never stratified by the
+       labels nor grouped: which part a record is in does not depend on any record);
     2. draws the number of runs K from a truncated negative binomial distribution with mean
        ``n_iter`` and shape ``shape`` (or a Poisson distribution, ``shape=np.inf``);
     3. K times: draws a candidate uniformly from ``param_grid``, fits it privately on the
@@ -65,8 +66,11 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     Parameters
     ----------
     estimator : skdp estimator or Pipeline ending in one
-        Non-final Pipeline steps must not learn from the data (for example ``Normalizer``), since
-        only the skdp estimator is private.
+        Non-final Pipeline steps must be row-wise and fixed in advance (for example
+        ``Normalizer``, or a ``FunctionTransformer`` of an element-wise function), since only
+        the skdp estimator is private: a step that learns from the data, or whose output for a
+        record depends on the other records, is refused (batch dependence is detected on public
+        synthetic rows; a step row-wise on those but not on the data cannot be detected).
     param_grid : dict or list of dicts
         Finite lists of values, as for ``GridSearchCV``. Continuous distributions are not
         accepted: the guarantee needs the privacy cost of every candidate that could be drawn.
@@ -93,8 +97,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         full-data fit among the candidates) into the guarantee. False: the selected model is the
         one trained on the training part.
     ledger : PrivacyLedger or None, default=None
-        Charged with the whole search as one event (as are open ledger contexts). The internal
-        fits charge nothing themselves.
+        Charged with the whole search as one event (as are open ledger contexts, also when the
+        search runs in a worker process), before any private record is read: a refused charge
+        leaves no model behind. The internal fits charge nothing themselves.
     random_state : int, Generator or None, default=None
         Seeds the split, K, the candidates, the fits and the score noise. The guarantee assumes
         this randomness is secret: a model whose seed is published has no privacy.
@@ -104,7 +109,9 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     best_estimator_ : estimator or None
-        The selected model (None only when a Poisson K was 0).
+        The selected model (None only when a Poisson K was 0). Its own ``epsilon_`` is that of
+        one fit; the guarantee of the released model, selection included, is the search's
+        ``epsilon_``.
     best_params_ : dict or None
     best_index_ : int or None
         Index of the selected candidate in ``candidates_``.
@@ -225,7 +232,6 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         self._check_params()
         candidates = self._candidates()
         final, prefix = final_estimator(self.estimator)
-        _check_stateless_steps(self.estimator)
         classifier = is_classifier(final)
         scoring = self.scoring or ("accuracy" if classifier else "neg_mean_squared_error")
         if scoring == "accuracy" and not classifier:
@@ -236,6 +242,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         y_arr = np.asarray(y)
         n = y_arr.shape[0]
         n_features = np.asarray(X[:1] if not hasattr(X, "iloc") else X.iloc[:1]).shape[1]
+        _check_stateless_steps(self.estimator, _probe(n_features))
         delta = check_delta(self.delta, n)
         m = int(round(self.validation_fraction * n))
         if not 1 <= m <= n - 2:
@@ -282,22 +289,35 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
                 f"the search would spend epsilon={epsilon:.4g} at delta={delta:.3g}, over "
                 f"max_epsilon={self.max_epsilon}; lower the candidates' epsilon or n_iter"
             )
-        ledgers = ledgers_to_charge(self.ledger)
-        for led in ledgers_to_charge(getattr(final, "ledger", None)):
+        ledgers = ledgers_to_charge(self.ledger, self._carried_ledgers())
+        for led in ledgers_to_charge(getattr(final, "ledger", None), final._carried_ledgers()):
             if all(led is not other for other in ledgers):
                 ledgers.append(led)
         precheck(ledgers, epsilon, delta, type(self).__name__, event=event)
-
-        # -- the runs (nothing below is released except the selected run) -----------------------
-        rng = make_generator(self.random_state)
-        perm = rng.permutation(n)  # data-independent split
-        valid, train = np.sort(perm[:m]), np.sort(perm[m:])
-        X_tr, y_tr, X_va, y_va = _take(X, train), _take(y, train), _take(X, valid), y_arr[valid]
         if scoring == "accuracy":
             sensitivity = 1.0 / m
         else:
             low, high = (float(v) for v in final.y_bounds)
             sensitivity = (high - low) ** 2 / m
+        record = PrivacyRecord(
+            event=event, epsilon=float(epsilon), delta=float(delta), accountant="rdp",
+            mechanism="repeat_and_select", noise_multiplier=float(z_score),
+            sensitivity=float(sensitivity), n_steps=0, sampling="random stopping",
+            details={"mean_runs": float(self.n_iter), "shape": float(self.shape),
+                     "n_candidates": len(candidates), "refit": bool(self.refit)},
+        )
+        # Charged before any private record is read: the event is exact and known now, and a
+        # refusal (another process may have spent since the pre-check) leaves no model behind.
+        charge(ledgers, record, type(self).__name__, epsilon, delta, n_samples=n,
+               before_fit=True)
+
+        # -- the runs (nothing below is released except the selected run) -----------------------
+        rng = make_generator(self.random_state)
+        # The split is drawn from the search's own generator, never from the labels: a record
+        # changes the training part or the validation part, never which part the others are in.
+        perm = rng.permutation(n)
+        valid, train = np.sort(perm[:m]), np.sort(perm[m:])
+        X_tr, y_tr, X_va, y_va = _take(X, train), _take(y, train), _take(X, valid), y_arr[valid]
         K = sample_repetitions(rng, float(self.n_iter), float(self.shape))
         best = None  # (noisy score, candidate index, model)
         for _ in range(K):
@@ -333,14 +353,7 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             self.best_estimator_ = model
         self.dp_event_ = event
         self.epsilon_, self.delta_ = float(epsilon), float(delta)
-        self.privacy_record_ = PrivacyRecord(
-            event=event, epsilon=self.epsilon_, delta=self.delta_, accountant="rdp",
-            mechanism="repeat_and_select", noise_multiplier=float(z_score),
-            sensitivity=float(sensitivity), n_steps=0, sampling="random stopping",
-            details={"mean_runs": float(self.n_iter), "shape": float(self.shape),
-                     "n_candidates": len(candidates), "refit": bool(self.refit)},
-        )
-        charge(ledgers, self.privacy_record_, type(self).__name__, epsilon, delta, n_samples=n)
+        self.privacy_record_ = record
         if self.verbose and best is not None:
             print(f"[PrivateSearchCV] selected {self.best_params_} (noisy score "
                   f"{self.best_score_:.4g})")
@@ -368,9 +381,76 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
         return self.best_estimator_.score(X, y)
 
 
-def _check_stateless_steps(estimator):
-    """Non-final Pipeline steps must not learn from the data (only the skdp step is private)."""
-    est = estimator
+def _probe(n_features, n_rows=12):
+    """Public synthetic rows of the data's width: no private value.
+
+    Rows of very different scales and signs, a zero row and a repeated row, so that a step
+    whose output for a row depends on the other rows of its batch shows it.
+    """
+    rng = np.random.default_rng(0)
+    P = rng.normal(size=(n_rows, n_features)) * 10.0 ** rng.uniform(-2, 2, size=(n_rows, 1))
+    P[0] = 0.0
+    P[1] = P[2]
+    return P
+
+
+def _rows(P, i):
+    return P.iloc[i:i + 1] if hasattr(P, "iloc") else P[i:i + 1]
+
+
+def _dense(Z):
+    Z = Z.toarray() if hasattr(Z, "toarray") else Z
+    return np.asarray(Z, dtype=float)
+
+
+def _transform_rows(step, P):
+    """The fitted step's output on the batch P, and on each row of P alone."""
+    step.fit(P)
+    return step.transform(P), [_dense(step.transform(_rows(P, i))) for i in range(P.shape[0])]
+
+
+def _check_row_wise(name, step, P):
+    """Refuse a step whose transform of a row depends on the other rows of the batch.
+
+    Transforming the probe as one batch must give, row by row, what transforming each row
+    alone gives. Returns the step's output on the probe (the next step's probe).
+    """
+    why = None
+    try:
+        with np.errstate(all="ignore"):  # warnings about the synthetic probe are noise
+            batch, alone = _transform_rows(clone(step), P)
+        B = _dense(batch)
+        if B.ndim != 2 or B.shape[0] != P.shape[0] or any(
+            a.shape != (1, B.shape[1]) for a in alone
+        ):
+            why = "its output does not have one row per input row"
+        elif not np.allclose(np.vstack(alone), B, rtol=1e-9, atol=1e-12, equal_nan=True):
+            why = "its output for a row depends on the other rows of the batch"
+    except Exception as exc:  # a step that cannot transform the public probe cannot be checked
+        why = f"it could not be checked on a public synthetic probe ({type(exc).__name__}: {exc})"
+    if why is not None:
+        raise ValueError(
+            f"Pipeline step {name!r} ({type(step).__name__}) is not a row-wise transformation: "
+            f"{why}. Only the skdp estimator is private, so a step before it must transform "
+            "each record on its own (for example Normalizer, or a FunctionTransformer of an "
+            "element-wise function such as np.log1p); apply anything else beforehand, on "
+            "public data"
+        )
+    return batch
+
+
+def _check_stateless_steps(estimator, probe):
+    """Non-final Pipeline steps must be row-wise functions fixed in advance.
+
+    Only the skdp step is private: a step that learns from the data (``requires_fit``) or
+    whose output for one record depends on the other records (a ``FunctionTransformer`` that
+    centres its batch, say) lets one record change the rows of all the others, so neither the
+    fits' sensitivity nor the parallel composition of training and validation parts would
+    hold. Learning is refused from the step's tags; batch dependence is refused when it shows
+    on ``probe`` (public synthetic rows, see :func:`_probe`). A step row-wise on the probe but
+    not on the data cannot be detected: the documentation asks for row-wise steps.
+    """
+    est, P = estimator, probe
     while hasattr(est, "steps"):
         for name, step in est.steps[:-1]:
             if step is None or step == "passthrough":
@@ -378,9 +458,10 @@ def _check_stateless_steps(estimator):
             if step.__sklearn_tags__().requires_fit:
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) learns from the data, "
-                    "which is not private; use stateless steps (for example Normalizer) or "
-                    "fit it on public data beforehand"
+                    "which is not private; use stateless row-wise steps (for example "
+                    "Normalizer) or fit it on public data beforehand"
                 )
+            P = _check_row_wise(name, step, P)
         est = est.steps[-1][1]
 
 
