@@ -16,7 +16,7 @@ import warnings
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 from sklearn.frozen import FrozenEstimator
-from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.model_selection import GridSearchCV, KFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer, StandardScaler
 
@@ -35,13 +35,16 @@ param_grid = {
     "dplogisticregression__C": [0.1, 0.3, 1.0, 3.0],
     "dplogisticregression__epsilon": [0.25, 0.5, 1.0],
 }  # 12 candidates
+# Folds chosen independently of the data: ``cv=3`` would stratify a classifier's folds by label,
+# and one record's label would then move other records between folds (see the ledger docs).
+cv = KFold(3, shuffle=True, random_state=0)
 
 # %%
 # A search inside a ledger
 # ------------------------
 # 12 candidates x 3 folds = 36 fits, plus the refit of the best candidate: 37 charges.
 with PrivacyLedger(delta=1e-5, name="breast cancer") as ledger:
-    search = GridSearchCV(pipe, param_grid, cv=3).fit(X_private, y_private)
+    search = GridSearchCV(pipe, param_grid, cv=cv).fit(X_private, y_private)
 per_fit = [entry.epsilon for entry in ledger.entries]
 print(f"charges: {len(ledger)}")
 print(f"largest single fit: epsilon {max(per_fit):.3g}; sum of the fits: {sum(per_fit):.3g}")
@@ -59,7 +62,7 @@ print(f"composed (RDP): epsilon {ledger.spent():.3g} at delta {ledger.delta:g}")
 # further fit is refused, and ``error_score="raise"`` stops the search at the first refusal.
 with PrivacyLedger(epsilon=3.0, delta=1e-5) as capped:
     try:
-        GridSearchCV(pipe, param_grid, cv=3, error_score="raise").fit(X_private, y_private)
+        GridSearchCV(pipe, param_grid, cv=cv, error_score="raise").fit(X_private, y_private)
     except BudgetExceededError as exc:
         print("stopped:", str(exc)[:110], "...")
 print(f"{len(capped)} fits charged, epsilon {capped.spent():.3g} <= ceiling {capped.epsilon:g}")
@@ -72,7 +75,7 @@ print(f"{len(capped)} fits charged, epsilon {capped.spent():.3g} <= ceiling {cap
 with PrivacyLedger(delta=1e-5) as parallel:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        GridSearchCV(pipe, param_grid, cv=3, n_jobs=2).fit(X_private, y_private)
+        GridSearchCV(pipe, param_grid, cv=cv, n_jobs=2).fit(X_private, y_private)
 print(f"n_jobs=2: {len(parallel)} charges, epsilon {parallel.spent():.3g} "
       f"(n_jobs=1: {ledger.spent():.3g})")
 print(ledger.summary().splitlines()[-1])

@@ -16,7 +16,7 @@ is released. We compare it with what an ordinary ``GridSearchCV`` over the same 
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 from sklearn.frozen import FrozenEstimator
-from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.model_selection import GridSearchCV, KFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer, StandardScaler
 
@@ -53,8 +53,10 @@ print(f"  noisy validation accuracy {search.best_score_:.3f}, "
 # The same grid with GridSearchCV
 # -------------------------------
 # 8 candidates x 3 folds + the refit = 25 fits. Their composition covers the models only: the
-# choice of the winner from exact validation scores has no guarantee at all.
-gs = GridSearchCV(model, grid, cv=3).fit(X_private_s, y_private)
+# choice of the winner from exact validation scores has no guarantee at all. The folds must not
+# depend on the labels (``cv=3`` would stratify them): ``tuning_cost`` refuses such a search.
+cv = KFold(3, shuffle=True, random_state=0)
+gs = GridSearchCV(model, grid, cv=cv).fit(X_private_s, y_private)
 cost = tuning_cost(gs, X_private_s, y_private, delta=1e-5)
 print(f"GridSearchCV: {cost.n_fits} fits, epsilon {cost.epsilon:.3g} composing all of them, "
       f"{cost.epsilon_per_record:.3g} for one record (fits that read it), "

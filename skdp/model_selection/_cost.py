@@ -229,9 +229,10 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     The fits' events bound the search only if the folds were chosen independently of the
     data: the search's ``cv`` must be a ``KFold``, ``RepeatedKFold``, ``ShuffleSplit``,
     ``LeaveOneOut``, ``LeavePOut`` or ``TimeSeriesSplit`` (for example
-    ``KFold(n_splits, shuffle=True)``), or an integer for a regressor (``KFold``). A splitter that reads the labels or the groups is
-    refused, and so is an integer ``cv`` with a classifier (scikit-learn then uses
-    ``StratifiedKFold``): there one record's label moves other records between folds.
+    ``KFold(n_splits, shuffle=True)``), or an integer for a regressor (``KFold``). A splitter
+    that reads the labels or the groups is refused, and so is an integer ``cv`` with a
+    classifier (scikit-learn then uses ``StratifiedKFold``): there one record's label moves
+    other records between folds.
 
     Parameters
     ----------
