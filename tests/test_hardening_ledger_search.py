@@ -201,10 +201,8 @@ def test_a_late_refusal_of_the_search_leaves_no_model(monkeypatch):
 
 
 # -- item 6: folds that depend on the data ----------------------------------------------------
-def _grid(cv, est=None, groups=None):
-    est = est if est is not None else _est(random_state=0)
-    grid = {"C": [0.1, 1.0]} if isinstance(est, DPLogisticRegression) else {"alpha": [1.0, 2.0]}
-    return GridSearchCV(est, grid, cv=cv).fit(X, Y, groups=groups)
+def _grid(cv, groups=None):
+    return GridSearchCV(_est(random_state=0), {"C": [0.1, 1.0]}, cv=cv).fit(X, Y, groups=groups)
 
 
 def test_tuning_cost_refuses_label_and_group_dependent_folds():
@@ -225,8 +223,8 @@ def test_tuning_cost_refuses_label_and_group_dependent_folds():
     ok = tuning_cost(_grid(KFold(3, shuffle=True, random_state=0)), X, Y)
     assert ok.exact and ok.n_fits == 2 * 3 + 1 and ok.epsilon_per_record < ok.epsilon
     y_reg = np.clip(X[:, 0], -1, 1)
-    ridge = GridSearchCV(DPRidge(epsilon=0.5, delta=1e-7, random_state=0),
-                         {"alpha": [1.0, 2.0]}, cv=3).fit(X, y_reg)
+    ridge = DPRidge(epsilon=0.5, delta=1e-7, optimizer="dp_gdws", random_state=0)
+    ridge = GridSearchCV(ridge, {"alpha": [1.0, 2.0]}, cv=3).fit(X, y_reg)
     assert tuning_cost(ridge, X, y_reg).exact  # a regressor's cv=3 is KFold(3)
 
 
@@ -237,8 +235,8 @@ def test_tuning_cost_does_not_redraw_unseeded_shuffled_splits():
     # would claim one fold fit per record where the search may have given some record two.
     X8, y8 = X[:8], np.clip(X[:8, 0], -1, 1)
     cv = ShuffleSplit(n_splits=2, train_size=0.5, test_size=0.5, random_state=None)
-    search = GridSearchCV(DPRidge(epsilon=0.5, delta=1e-7, random_state=0), {"alpha": [1.0]},
-                          cv=cv).fit(X8, y8)
+    ridge = DPRidge(epsilon=0.5, delta=1e-7, optimizer="dp_gdws", random_state=0)
+    search = GridSearchCV(ridge, {"alpha": [1.0]}, cv=cv).fit(X8, y8)
     disjoint = next(
         t for t in range(10_000)
         if _redraw_is_disjoint(t, cv)
