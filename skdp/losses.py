@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._rows import margins, row_weight
+from ._rows import clip_limit, margins, row_weight
 
 __all__ = [
     "LOGISTIC",
@@ -122,13 +122,17 @@ def scalar_derivative(loss_id, z, y, tau):
 
 @njit(cache=True, nogil=True, inline="always")
 def clip_vector(s, K, tau):
-    """Scale ``s`` in place so that its L2 norm is at most ``tau`` (no-op for tau = inf)."""
+    """Scale ``s`` in place so that its L2 norm is at most ``tau`` (no-op for tau = inf).
+
+    Exact in floating point: the norm is compared with, and scaled to, ``clip_limit(tau, K)``,
+    a few ulps below tau (scaling by ``tau / norm`` can land ulps above it)."""
     nrm = 0.0
     for k in range(K):
         nrm += s[k] * s[k]
     nrm = math.sqrt(nrm)
-    if nrm > tau:
-        f = tau / nrm
+    limit = clip_limit(tau, K)
+    if nrm > limit:
+        f = limit / nrm
         for k in range(K):
             s[k] *= f
 
