@@ -67,9 +67,9 @@ def clip_sparse_rows(X, data_norm, intercept_scaling=None):
     Works on the stored entries only (never densifies) and writes one new copy of them; the
     caller's matrix is not modified (a CSR input with no duplicate entries shares nothing but,
     without an intercept, its read-only index arrays). Duplicate entries (one column stored
-    twice in a row; they add up) are always looked for, in O(nnz + p): scipy's cached
-    ``has_canonical_format`` is not trusted, since the arrays of a matrix can change after it
-    was computed, and a row norm must see each column's summed value once.
+    twice in a row; they add up) are always looked for, in O(nnz) for sorted rows: scipy's
+    cached ``has_canonical_format`` is not trusted, since the arrays of a matrix can change
+    after it was computed, and a row norm must see each column's summed value once.
     """
     X = X.tocsr()
     n, p = X.shape
@@ -95,8 +95,8 @@ def clip_sparse_rows(X, data_norm, intercept_scaling=None):
 
 
 def _has_duplicates(indices, indptr, p):
-    """Whether some row of a CSR matrix stores a column twice (O(nnz + p)); raises on indices
-    outside [0, p) or a decreasing ``indptr`` (a corrupted matrix, never clipped)."""
+    """Whether some row of a CSR matrix stores a column twice; raises on indices outside
+    [0, p) or a decreasing ``indptr`` (a corrupted matrix, never clipped)."""
     code = _duplicate_scan(indices, indptr, p)
     if code < 0:
         raise ValueError(
@@ -108,21 +108,32 @@ def _has_duplicates(indices, indptr, p):
 
 @njit(cache=True, nogil=True)
 def _duplicate_scan(indices, indptr, p):
-    """1 if some row stores a column twice, 0 if none, -1 for an invalid index structure."""
-    last_row = np.full(p, -1, dtype=np.int64)
-    if indptr.shape[0] == 0 or indptr[0] != 0 or indptr[indptr.shape[0] - 1] > indices.shape[0]:
+    """1 if some row stores a column twice, 0 if none, -1 for an invalid index structure.
+
+    O(nnz) and no allocation for rows whose indices increase (the canonical layout); a row that
+    does not is checked on a sorted copy of its own indices (never an array of size p, which
+    can be huge for hashed features)."""
+    n_ptr = indptr.shape[0]
+    if n_ptr == 0 or indptr[0] != 0 or indptr[n_ptr - 1] > indices.shape[0]:
         return -1
     found = 0
-    for i in range(indptr.shape[0] - 1):
-        if indptr[i + 1] < indptr[i]:
+    for i in range(n_ptr - 1):
+        start, stop = indptr[i], indptr[i + 1]
+        if stop < start:
             return -1
-        for r in range(indptr[i], indptr[i + 1]):
+        increasing = True
+        for r in range(start, stop):
             j = indices[r]
             if j < 0 or j >= p:
                 return -1
-            if last_row[j] == i:
-                found = 1
-            last_row[j] = i
+            if r > start and j <= indices[r - 1]:
+                increasing = False
+        if not increasing and found == 0:
+            row = np.sort(indices[start:stop])
+            for r in range(1, row.shape[0]):
+                if row[r] == row[r - 1]:
+                    found = 1
+                    break
     return found
 
 

@@ -23,7 +23,7 @@ from ..privacy import (
 )
 from ..privacy.langevin import LangevinEvent, kappa
 from ..privacy.noise import add_gaussian_noise
-from ..privacy.rdp import DEFAULT_ORDERS, epsilon_from_rdp
+from ..privacy.rdp import epsilon_over_orders
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
@@ -365,10 +365,9 @@ class DPSGLD(DPOptimizer):
         if isinstance(event, LangevinEvent):
             details["rho"] = event.rho
         else:
-            # no linear RDP curve: the slope rdp(a*)/a* at the order that sets epsilon
-            rdp = event.rdp(DEFAULT_ORDERS)
-            _, a = epsilon_from_rdp(DEFAULT_ORDERS, rdp, budget.delta)
-            details["rho"] = float(rdp[np.searchsorted(DEFAULT_ORDERS, a)] / a)
+            # no linear RDP curve: the slope rdp(a*)/a* at the (grid) order that sets epsilon
+            _, a, _ = epsilon_over_orders(event.rdp, budget.delta)
+            details["rho"] = float(event.rdp(np.array([a]))[0] / a)
         return sigma, details, event, accountant, analysis
 
     @staticmethod
