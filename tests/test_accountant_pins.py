@@ -28,8 +28,6 @@ from skdp.audit import memoized_accounting
 from skdp.audit._variants import optimizer_variants
 from skdp.losses import get_loss
 from skdp.optimizers import Budget, Problem, available_optimizers, get_optimizer_class
-from skdp.privacy.langevin import LangevinEvent
-from skdp.privacy.tree import TreeAggregationEvent
 from skdp.privacy import (
     DEFAULT_ORDERS,
     ComposedEvent,
@@ -42,6 +40,8 @@ from skdp.privacy import (
     compute_epsilon,
     rdp_epsilon_and_order,
 )
+from skdp.privacy.langevin import LangevinEvent
+from skdp.privacy.tree import TreeAggregationEvent
 
 dp_accounting = pytest.importorskip("dp_accounting")
 from dp_accounting import pld as dp_pld  # noqa: E402
