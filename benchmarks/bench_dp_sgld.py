@@ -86,7 +86,7 @@ def speed(X, y, out, reps=20):
     empty = np.zeros((0, 2, 0))
 
     def run(etas, sampling, q, inv):
-        _sgld_kernel(Xa, Y, w, 0, 1.0, 1e-3, etas, sampling, q, 0, inv, 1e-3, 0.0, 0.0, rng, perm, empty)
+        _sgld_kernel(Xa, Y, w, 0, 1.0, 1e-3, etas, sampling, q, inv, 1e-3, 0.0, 0.0, rng, perm, empty)
 
     t0 = time.perf_counter()
     run(np.full(1, 0.9), FULL, 1.0, 1.0 / n)

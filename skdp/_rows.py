@@ -27,7 +27,7 @@ from numba.extending import overload
 __all__ = [
     "DenseRows", "SparseRows", "make_rows", "row_weight", "dot_row", "axpy_row", "margins",
     "add_example_gradient", "margins_and_sqnorm", "design_kind", "clip_sparse_rows",
-    "index_dtype",
+    "clip_limit", "index_dtype",
 ]
 
 DenseRows = namedtuple("DenseRows", ["values", "weight", "shape"])
@@ -41,19 +41,44 @@ def index_dtype(nnz, p):
     return np.int32 if max(nnz, p) < 2**31 - 1 else np.int64
 
 
+#: 2**-52, twice the unit roundoff of float64: the margin of :func:`clip_limit`.
+_ULP = 2.0**-52
+
+
+@njit(cache=True, nogil=True)
+def clip_limit(bound, length):
+    """What a clip compares a *computed* norm with: ``bound`` shrunk by ``length + 8`` ulps.
+
+    The computed L2 norm of ``length`` float64 entries (any summation order) is within about
+    ``(length / 2 + 2)`` half-ulps of the exact norm (Higham's bound for a dot product, then the
+    square root), and scaling by a rounded factor adds two more. So a vector whose computed norm
+    is at most ``clip_limit(bound, length)`` is left as it is, and a longer one is scaled by
+    ``clip_limit(bound, length) / computed norm``: either way its *exact* norm is <= ``bound``
+    (scaling by ``bound / norm`` lands up to a few ulps above it). The shrink is
+    ``(length + 8) * 2.2e-16`` relative: nothing for the model, everything for the bound.
+    """
+    return bound * (1.0 - (length + 8.0) * _ULP)
+
+
 def clip_sparse_rows(X, data_norm, intercept_scaling=None):
     """A new CSR matrix: rows of the sparse X scaled to L2 norm <= data_norm, plus (with
     ``intercept_scaling``) a last column of that constant.
 
     Works on the stored entries only (never densifies) and writes one new copy of them; the
-    caller's matrix is not modified (a canonical CSR input shares nothing but, without an
-    intercept, its read-only index arrays).
+    caller's matrix is not modified (a CSR input with no duplicate entries shares nothing but,
+    without an intercept, its read-only index arrays). Duplicate entries (one column stored
+    twice in a row; they add up) are always looked for, in O(nnz) for sorted rows: scipy's
+    cached ``has_canonical_format`` is not trusted, since the arrays of a matrix can change
+    after it was computed, and a row norm must see each column's summed value once.
     """
     X = X.tocsr()
-    if not X.has_canonical_format and _has_duplicates(X.indices, X.indptr, X.shape[1]):
-        X = X.copy()  # a row norm needs each entry once (unsorted indices alone are fine)
-        X.sum_duplicates()
     n, p = X.shape
+    if _has_duplicates(X.indices, X.indptr, p):
+        # a fresh matrix from copies of the arrays: no cached flag (sorted / canonical) is
+        # carried over, so scipy sorts and sums for real; the caller's arrays are untouched
+        X = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()), shape=(n, p))
+        X.has_sorted_indices = False
+        X.sum_duplicates()
     data = np.asarray(X.data, dtype=np.float64)
     if intercept_scaling is None:
         out = sp.csr_matrix((n, p))
@@ -69,17 +94,47 @@ def clip_sparse_rows(X, data_norm, intercept_scaling=None):
     return out
 
 
-@njit(cache=True, nogil=True)
 def _has_duplicates(indices, indptr, p):
-    """Whether some row of a CSR matrix stores a column twice (O(nnz + p))."""
-    last_row = np.full(p, -1, dtype=np.int64)
-    for i in range(indptr.shape[0] - 1):
-        for r in range(indptr[i], indptr[i + 1]):
+    """Whether some row of a CSR matrix stores a column twice; raises on indices outside
+    [0, p) or a decreasing ``indptr`` (a corrupted matrix, never clipped)."""
+    code = _duplicate_scan(indices, indptr, p)
+    if code < 0:
+        raise ValueError(
+            "the sparse matrix is corrupted: a column index outside [0, n_features) or a "
+            "decreasing indptr"
+        )
+    return code == 1
+
+
+@njit(cache=True, nogil=True)
+def _duplicate_scan(indices, indptr, p):
+    """1 if some row stores a column twice, 0 if none, -1 for an invalid index structure.
+
+    O(nnz) and no allocation for rows whose indices increase (the canonical layout); a row that
+    does not is checked on a sorted copy of its own indices (never an array of size p, which
+    can be huge for hashed features)."""
+    n_ptr = indptr.shape[0]
+    if n_ptr == 0 or indptr[0] != 0 or indptr[n_ptr - 1] > indices.shape[0]:
+        return -1
+    found = 0
+    for i in range(n_ptr - 1):
+        start, stop = indptr[i], indptr[i + 1]
+        if stop < start:
+            return -1
+        increasing = True
+        for r in range(start, stop):
             j = indices[r]
-            if last_row[j] == i:
-                return True
-            last_row[j] = i
-    return False
+            if j < 0 or j >= p:
+                return -1
+            if r > start and j <= indices[r - 1]:
+                increasing = False
+        if not increasing and found == 0:
+            row = np.sort(indices[start:stop])
+            for r in range(1, row.shape[0]):
+                if row[r] == row[r - 1]:
+                    found = 1
+                    break
+    return found
 
 
 @njit(cache=True, nogil=True)
@@ -88,7 +143,8 @@ def _row_factor(data, start, stop, bound):
     for r in range(start, stop):
         s += data[r] * data[r]
     nrm = np.sqrt(s)
-    return bound / nrm if nrm > bound else 1.0
+    limit = clip_limit(bound, stop - start)
+    return limit / nrm if nrm > limit else 1.0
 
 
 @njit(cache=True, nogil=True)

@@ -17,7 +17,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._rows import margins, row_weight
+from ._rows import clip_limit, margins, row_weight
 
 __all__ = [
     "LOGISTIC",
@@ -122,13 +122,17 @@ def scalar_derivative(loss_id, z, y, tau):
 
 @njit(cache=True, nogil=True, inline="always")
 def clip_vector(s, K, tau):
-    """Scale ``s`` in place so that its L2 norm is at most ``tau`` (no-op for tau = inf)."""
+    """Scale ``s`` in place so that its L2 norm is at most ``tau`` (no-op for tau = inf).
+
+    Exact in floating point: the norm is compared with, and scaled to, ``clip_limit(tau, K)``,
+    a few ulps below tau (scaling by ``tau / norm`` can land ulps above it)."""
     nrm = 0.0
     for k in range(K):
         nrm += s[k] * s[k]
     nrm = math.sqrt(nrm)
-    if nrm > tau:
-        f = tau / nrm
+    limit = clip_limit(tau, K)
+    if nrm > limit:
+        f = limit / nrm
         for k in range(K):
             s[k] *= f
 
@@ -198,23 +202,34 @@ class Loss:
     def default_clip(self, n_outputs, y_bound=None):
         """Default bound tau on the L2 norm of the derivative vector (public quantities only).
 
-        Logistic: 1 (never active); multinomial: sqrt(2) (never active); squared hinge: 2 sqrt(K)
-        (the size of the derivative at W = 0); squared: ``2 * y_bound`` (the largest residual
-        at W = 0 is y_bound; twice that leaves room while the model moves).
+        Logistic: sqrt(K) (never active: each of the K one-vs-rest derivatives is below 1 in
+        absolute value; 1 for the binary model); multinomial: sqrt(2) (never active); squared
+        hinge: 2 sqrt(K) (the size of the derivative at W = 0); squared: ``2 * y_bound`` (the
+        largest residual at W = 0 is y_bound; twice that leaves room while the model moves).
         """
         if self.loss_id == LOGISTIC:
-            return 1.0
+            return math.sqrt(n_outputs)
         if self.loss_id == MULTINOMIAL:
             return math.sqrt(2.0)
         if self.loss_id == SQUARED_HINGE:
             return 2.0 * math.sqrt(n_outputs)
         return 2.0 * float(y_bound)
 
-    def is_bounded(self, tau):
-        """Whether clipping at ``tau`` can never be active (so no Huberisation happens)."""
-        return (self.loss_id == LOGISTIC and tau >= 1.0) or (
-            self.loss_id == MULTINOMIAL and tau >= math.sqrt(2.0)
-        )
+    def is_bounded(self, tau, n_outputs):
+        """Whether clipping the derivative vector of ``n_outputs`` outputs at L2 norm ``tau``
+        can never be active (so the clipped field is the loss's own gradient).
+
+        Logistic (one-vs-rest for K > 1): each derivative is below 1 in absolute value, so the
+        vector's norm stays below sqrt(K) and reaches any value under it (every margin very
+        wrong): never active iff ``tau >= sqrt(K)``. Multinomial: ``softmax(z) - onehot`` has
+        norm below sqrt(2) whatever K: never active iff ``tau >= sqrt(2)``. The squared and
+        squared-hinge derivatives are unbounded: a finite clip can always be active.
+        """
+        if self.loss_id == LOGISTIC:
+            return tau >= math.sqrt(n_outputs)
+        if self.loss_id == MULTINOMIAL:
+            return tau >= math.sqrt(2.0)
+        return math.isinf(tau)
 
 
 _LOSSES = {

@@ -45,7 +45,7 @@ def test_noise_added_matches_the_accountant(batch_size, mechanism):
     opt = DPGDWS(max_iter=400, batch_size=batch_size, mechanism=mechanism)
     res = opt.solve(problem, Budget(1.0, 1e-5), np.random.default_rng(1), record_trace=True)
     noise = (res.trace[:, 1, :] - res.trace[:, 0, :]).ravel()
-    rec = res.record
+    rec = res.mechanism_record
     scale = rec.noise_multiplier * rec.sensitivity  # std (gaussian) or b (laplace)
     if mechanism == "gaussian":
         assert stats.kstest(noise / scale, "norm").pvalue > 1e-3
@@ -78,7 +78,7 @@ def test_a_huge_row_moves_the_noiseless_update_by_no_more_than_the_bound():
         clipped_gradient_sum(p1.X, p1.Y, w, idx, X.shape[0], 0, p1.clip, g1, z, s)
         clipped_gradient_sum(p2.X, p2.Y, w, idx, X.shape[0], 0, p2.clip, g2, z, s)
         # replacing one row = two zero-out steps: at most 2 G
-        assert np.linalg.norm(g1 - g2) <= 2 * r1.record.sensitivity * (1 + 1e-9)
+        assert np.linalg.norm(g1 - g2) <= 2 * r1.mechanism_record.sensitivity * (1 + 1e-9)
 
 
 def test_zero_row_is_a_null_record_within_the_sensitivity_at_every_step():
@@ -97,15 +97,15 @@ def test_zero_row_is_a_null_record_within_the_sensitivity_at_every_step():
         np.testing.assert_array_equal(b.trace[:, 1], a.trace[:, 1])
         np.testing.assert_allclose(b.coef, a.coef)
         diff = np.linalg.norm(a.trace[:, 0] - b.trace[:, 0], axis=1)
-        assert diff.max() <= a.record.sensitivity * (1 + 1e-9)
-        assert diff.max() > 0.05 * a.record.sensitivity  # the row does matter: not vacuous
-        assert a.record.sensitivity == pytest.approx(0.5 * p1.row_norm_bound)
+        assert diff.max() <= a.mechanism_record.sensitivity * (1 + 1e-9)
+        assert diff.max() > 0.05 * a.mechanism_record.sensitivity  # the row does matter: not vacuous
+        assert a.mechanism_record.sensitivity == pytest.approx(0.5 * p1.row_norm_bound)
         # without derivative clipping the same replay exceeds the declared bound
         p1u = Problem(X=p1.X, Y=p1.Y * 50, loss=p1.loss, lam=p1.lam, row_norm_bound=p1.row_norm_bound, clip=1e9)
         p2u = Problem(X=p2.X, Y=p2.Y * 50, loss=p2.loss, lam=p2.lam, row_norm_bound=p2.row_norm_bound, clip=1e9)
         au = opt.solve(p1u, Budget(2.0, 1e-5), np.random.default_rng(9), record_trace=True)
         bu = opt.solve(p2u, Budget(2.0, 1e-5), np.random.default_rng(9), replay=au.trace)
-        assert np.linalg.norm(au.trace[:, 0] - bu.trace[:, 0], axis=1).max() > a.record.sensitivity
+        assert np.linalg.norm(au.trace[:, 0] - bu.trace[:, 0], axis=1).max() > a.mechanism_record.sensitivity
 
 
 def test_noiseless_kernel_converges_to_sklearn_optimum():

@@ -153,10 +153,10 @@ def test_private_fit_record_and_schedule():
     res = opt.solve(problem, Budget(1.0, 1e-6), np.random.default_rng(0), record_trace=True)
     sched = res.extras["schedule"]
     assert res.n_iter == 400 == len(sched) == res.trace.shape[0]
-    assert res.record.epsilon <= 1.0
-    assert res.record.epsilon == pytest.approx(1.0, rel=1e-12)
-    assert res.record.sensitivity == pytest.approx(math.sqrt(problem.dim) * problem.gradient_bound)
-    assert list(res.record.details["stage_lengths"][:1]) == [30]
+    assert res.mechanism_record.epsilon <= 1.0
+    assert res.mechanism_record.epsilon == pytest.approx(1.0, rel=1e-12)
+    assert res.mechanism_record.sensitivity == pytest.approx(math.sqrt(problem.dim) * problem.gradient_bound)
+    assert list(res.mechanism_record.details["stage_lengths"][:1]) == [30]
     # the recorded noise has the Laplace scale b of each step (E|noise| = b)
     u = (res.trace[:, 1] - res.trace[:, 0]) / res.extras["noise_scale"][:, None]
     assert np.mean(np.abs(u)) == pytest.approx(1.0, abs=0.05)

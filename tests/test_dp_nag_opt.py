@@ -241,7 +241,7 @@ def test_trace_replay_and_zero_out_sensitivity(mechanism):
         ref = _clipped_sums(problem.X, problem.Y, yv[:, None], problem.clip).ravel()
         np.testing.assert_allclose(trace[t, 0], ref, rtol=1e-10, atol=1e-10)
         nb = _clipped_sums(Xn, problem.Y, yv[:, None], problem.clip).ravel()
-        worst = max(worst, np.linalg.norm(ref - nb, ord_) / res.record.sensitivity)
+        worst = max(worst, np.linalg.norm(ref - nb, ord_) / res.mechanism_record.sensitivity)
         w_prev = w
         w = yv - sched.alpha[t] * (trace[t, 1] / n + problem.lam * yv)
     np.testing.assert_allclose(w, res.coef.ravel(), rtol=1e-10, atol=1e-12)

@@ -477,9 +477,9 @@ def test_aligned_record_sensitivity_bounds_every_trace_row():
     opt = DPNSGDTree(epochs=6, batch_size=3, tree="aligned", honaker=True)
     res = opt.solve(problem, Budget(1.0, 1e-5), np.random.default_rng(0), record_trace=True)
     sens = res.extras["trace_sensitivity"]
-    assert res.record.sensitivity == pytest.approx(sens.max())
+    assert res.mechanism_record.sensitivity == pytest.approx(sens.max())
     kappa = epoch_tree_weights(res.extras["alpha"], 8, 6)
-    assert sens.max() == pytest.approx(kappa[-1] * res.record.details["node_sensitivity"])
+    assert sens.max() == pytest.approx(kappa[-1] * res.mechanism_record.details["node_sensitivity"])
     # every trace row carries fresh noise of the calibrated std
     noise = res.trace[:, 1] - res.trace[:, 0]
     assert abs(noise.std() / res.extras["noise_std"] - 1) < 0.15
@@ -492,7 +492,7 @@ def test_full_batch():
     problem = small_problem(n=30)
     opt = DPNSGDTree(batch_size=None, epochs=5)
     res = opt.solve(problem, Budget(1.0, 1e-5), np.random.default_rng(0), record_trace=True)
-    d = res.record.details
+    d = res.mechanism_record.details
     assert (d["batch_size"], d["steps_per_epoch"], d["alpha"]) == (30, 1, 1.0)
     assert d["sensitivity_squared"] == 5.0 and res.n_iter == 5 and res.trace.shape[0] == 5
 

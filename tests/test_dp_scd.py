@@ -149,7 +149,7 @@ def test_noise_on_v_has_the_accounted_scale(kind, variant):
     pr = _problem("logistic", X, y)
     opt = DPSCD(variant=variant, epochs=3, batch_size=15)
     res = opt.solve(pr, Budget(1.0, 1e-5), np.random.default_rng(1), record_trace=True)
-    rec = res.record
+    rec = res.mechanism_record
     T = res.n_iter
     assert T == math.floor(3 * pr.n_samples / 15)
     assert res.trace.shape == (T, 2, pr.dim)

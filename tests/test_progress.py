@@ -64,7 +64,7 @@ def test_callback_gives_the_same_bits_and_valid_progress(data, name, kw):
     budget = Budget(1.0, 1e-5)
     opt = _optimizer(name, kw)
     plain = opt.solve(problem, budget, np.random.default_rng(4), record_trace=True)
-    n_steps = plain.record.n_steps
+    n_steps = plain.mechanism_record.n_steps
     for every in (1, 3):
         calls = []
         res = opt.solve(
@@ -83,10 +83,10 @@ def test_callback_gives_the_same_bits_and_valid_progress(data, name, kw):
             assert [c.epoch for c in calls] == [s // M for s in steps]
         else:
             assert steps == list(range(every, n_steps, every)) + [n_steps]
-        assert all(c.n_steps == n_steps and c.delta == plain.record.delta for c in calls)
+        assert all(c.n_steps == n_steps and c.delta == plain.mechanism_record.delta for c in calls)
         eps = np.array([c.epsilon for c in calls])
         assert np.all(np.diff(eps) >= 0) and np.all(eps > 0)
-        final = plain.record.epsilon
+        final = plain.mechanism_record.epsilon
         assert eps[-1] <= final or math.isclose(eps[-1], final, rel_tol=1e-9)
         assert eps[-1] >= final * (1 - 1e-9)  # the last call reports the fit's epsilon
 
@@ -273,7 +273,7 @@ def test_sgld_warm_start_draws_its_initial_noise_around_the_warm_point(data):
     for seed in range(200):
         w = w0.copy()
         _sgld_kernel(
-            problem.rows, problem.Y, w, 0, 1.0, problem.lam, np.zeros(0), FULL, 1.0, 0,
+            problem.rows, problem.Y, w, 0, 1.0, problem.lam, np.zeros(0), FULL, 1.0,
             1.0 / problem.n_samples, 0.0, 0.1, 0.0, np.random.default_rng(seed),
             np.arange(problem.n_samples, dtype=np.int64), np.zeros((0, 2, 0)), False, True,
         )

@@ -137,11 +137,11 @@ def _bounds(res):
     per_row = res.extras.get("trace_sensitivity") if res.extras else None
     T = res.trace.shape[0]
     if per_row is None:
-        per_row = np.full(T, float(res.record.sensitivity))
+        per_row = np.full(T, float(res.mechanism_record.sensitivity))
     per_row = np.asarray(per_row, dtype=float)
     assert per_row.shape == (T,)
     assert np.all(np.isfinite(per_row)) and np.all(per_row > 0)
-    order = 1 if res.record.mechanism == "laplace" else 2
+    order = 1 if res.mechanism_record.mechanism == "laplace" else 2
     return per_row, order
 
 
@@ -236,8 +236,8 @@ def test_zero_weight_is_the_null_record_within_scaled_sensitivity(name, params, 
     res, res2 = _record_and_replay(name, params, D, D2)
     np.testing.assert_array_equal(res2.trace[:, 1], res.trace[:, 1])
     unweighted, _ = _record_and_replay(name, params, *_problems(loss_name, K))
-    assert res.record.sensitivity == pytest.approx(
-        WEIGHT_BOUND * unweighted.record.sensitivity, rel=1e-12
+    assert res.mechanism_record.sensitivity == pytest.approx(
+        WEIGHT_BOUND * unweighted.mechanism_record.sensitivity, rel=1e-12
     )
     bound, order = _bounds(res)
     ratio = _distances(res, res2, order) / bound

@@ -76,6 +76,10 @@ class ReplayReport:
         return head + (" ok" if self.ok else "\n  " + "\n  ".join(self.violations))
 
 
+def _mechanism_record(result):
+    return result.record if result.mechanism_record is None else result.mechanism_record
+
+
 def _norm_of(record):
     return "l1" if record.mechanism == "laplace" else "l2"
 
@@ -104,7 +108,8 @@ def compare_replays(result, result_neighbour, n_changed=1, rng_states=None, isol
     ReplayReport
     """
     v = []
-    rec, rec2 = result.record, result_neighbour.record
+    # the calibration of the noisy releases (a traced result's own record is non-private)
+    rec, rec2 = _mechanism_record(result), _mechanism_record(result_neighbour)
     norm = _norm_of(rec)
     bound = n_changed * float(rec.sensitivity)
     if (rec.epsilon, rec.delta, rec.noise_multiplier, rec.sensitivity, rec.n_steps, rec.event) != (

@@ -11,7 +11,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._rows import clip_sparse_rows
+from .._rows import clip_limit, clip_sparse_rows
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
 from ..ledger import LedgerCarrierMixin, charge, ledgers_to_charge, precheck
 from ..optimizers import Budget, Problem, resolve_optimizer
@@ -39,15 +39,19 @@ def clip_rows(X, data_norm, intercept_scaling=None):
     The caller's array is never modified. With ``intercept_scaling`` set, a constant column of
     that value is appended, so every row of the result has norm <= sqrt(data_norm^2 + s^2).
     A sparse X gives a new CSR matrix (the clipping touches the stored entries only).
+    The bound holds for the exact norm of the stored floats, not only up to rounding: rows are
+    compared with, and scaled to, :func:`~skdp._rows.clip_limit` (a few ulps below data_norm).
     """
     if sp.issparse(X):
         return clip_sparse_rows(X, data_norm, intercept_scaling)
+    X = np.asarray(X, dtype=np.float64)
     n, d = X.shape
     p = d + (intercept_scaling is not None)
     out = np.empty((n, p), dtype=np.float64)
     norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    limit = clip_limit(float(data_norm), d)
     with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(norms > data_norm, data_norm / norms, 1.0)
+        factor = np.where(norms > limit, limit / norms, 1.0)
     np.multiply(X, factor[:, None], out=out[:, :d])
     if intercept_scaling is not None:
         out[:, d] = intercept_scaling

@@ -31,7 +31,10 @@ from ..privacy import (
     calibrate_noise_multiplier,
     compute_epsilon,
 )
-from ..privacy.rdp import DEFAULT_ORDERS, epsilon_from_rdp, rdp_poisson_subsampled_gaussian
+from ..privacy.rdp import (
+    DEFAULT_ORDERS, EXTRA_ORDERS, epsilon_from_rdp, epsilon_over_orders,
+    rdp_poisson_subsampled_gaussian,
+)
 
 __all__ = [
     "Schedule",
@@ -343,11 +346,15 @@ def calibrate_gaussian(shares, q, G, budget):
     def make_group(s):
         return _grouped(lambda z: PoissonGaussianEvent(q, z), s * shape)
 
-    def eps_search(s):
-        rdp = np.zeros(_SEARCH_ORDERS.shape[0])
+    def rdp_search(s, orders):
+        rdp = np.zeros(orders.shape[0])
         for c, k in zip(levels, counts):
-            rdp += k * rdp_poisson_subsampled_gaussian(q, s * c, _SEARCH_ORDERS)
-        return epsilon_from_rdp(_SEARCH_ORDERS, rdp, delta)[0]
+            rdp += k * rdp_poisson_subsampled_gaussian(q, s * c, orders)
+        return rdp
+
+    def eps_search(s):
+        # a small epsilon wants orders above the search grid: extended as the accountant does
+        return epsilon_over_orders(lambda o: rdp_search(s, o), delta, _SEARCH_ORDERS)[0]
 
     # 1. bisection on the integer search orders (cheap; a valid but slightly larger epsilon)
     hi = 1.0
@@ -377,13 +384,9 @@ def calibrate_gaussian(shares, q, G, budget):
 
     # 2b. several levels: secant steps in log-log on the accountant's grid near the best order
     #     (fractional orders included; again a valid bound), keeping only scales it accepts
-    best = epsilon_from_rdp(
-        _SEARCH_ORDERS,
-        sum(k * rdp_poisson_subsampled_gaussian(q, hi * c, _SEARCH_ORDERS)
-            for c, k in zip(levels, counts)),
-        delta,
-    )[1]
-    near = DEFAULT_ORDERS[(DEFAULT_ORDERS >= best / 1.5) & (DEFAULT_ORDERS <= best * 1.5)]
+    best = epsilon_over_orders(lambda o: rdp_search(hi, o), delta, _SEARCH_ORDERS)[1]
+    grid = np.concatenate([DEFAULT_ORDERS, EXTRA_ORDERS])
+    near = grid[(grid >= best / 1.5) & (grid <= best * 1.5)]
 
     def eps_near(s):
         rdp = np.zeros(near.shape[0])

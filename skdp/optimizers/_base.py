@@ -159,13 +159,22 @@ class Budget:
 
 @dataclass
 class OptimizeResult:
-    """What an optimizer returns: ``coef`` of shape (p, K), iterations, the privacy record."""
+    """What an optimizer returns: ``coef`` of shape (p, K), iterations, the privacy record.
+
+    ``record`` is the guarantee of everything the result holds. A result with a ``trace``
+    (``solve(..., record_trace=True)`` or ``replay``: record/replay tests and audits) holds the
+    pre-noise value of every release, which no noise protects: its ``record`` is non-private
+    (epsilon = inf, a :class:`~skdp.privacy.NonPrivateEvent`). ``mechanism_record`` is the
+    calibration of the noisy releases alone (what the same fit without a trace reports), for
+    tests and audits to check; it is ``record`` itself when there is no trace.
+    """
 
     coef: np.ndarray
     n_iter: int
     record: PrivacyRecord
     trace: np.ndarray = None
     extras: dict = field(default_factory=dict)
+    mechanism_record: PrivacyRecord = None
 
 
 def batch_fraction(batch_size, n):
@@ -185,7 +194,7 @@ def batch_fraction(batch_size, n):
     )
 
 
-def nonprivate_record(n_steps):
+def nonprivate_record(n_steps, sampling="full batch", details=None):
     """The record of a fit that released its result without noise (epsilon = inf)."""
     return PrivacyRecord(
         event=NonPrivateEvent(),
@@ -196,8 +205,25 @@ def nonprivate_record(n_steps):
         noise_multiplier=0.0,
         sensitivity=math.inf,
         n_steps=int(n_steps),
-        sampling="full batch",
+        sampling=sampling,
+        details={} if details is None else dict(details),
     )
+
+
+def _seal(result, traced):
+    """Set ``mechanism_record``; a result holding a trace gets a non-private ``record``."""
+    mechanism = result.record
+    result.mechanism_record = mechanism
+    if traced or result.trace is not None:
+        result.record = nonprivate_record(
+            mechanism.n_steps, mechanism.sampling,
+            details={
+                "non_private": "the result holds a trace: the pre-noise value of every release",
+                "mechanism_epsilon": mechanism.epsilon,
+                "mechanism_delta": mechanism.delta,
+            },
+        )
+    return result
 
 
 class DPOptimizer(BaseEstimator):
@@ -229,13 +255,17 @@ class DPOptimizer(BaseEstimator):
             The only source of randomness (batches and noise).
         record_trace : bool
             If True, the kernel records, at every noisy release, the released quantity before
-            and after the noise (``result.trace``, shape (n_steps, 2, size)); for tests.
+            and after the noise (``result.trace``, shape (n_steps, 2, size)); for tests and
+            audits. The pre-noise values are not private: such a result's ``record`` is
+            non-private (epsilon = inf) and ``result.mechanism_record`` holds the calibration
+            of the noisy releases (progress callbacks still report the latter).
         replay : ndarray or None
             The ``trace`` of an earlier run (record/replay tests): the kernel computes its own
             noiseless quantity at every release (recorded in ``result.trace[:, 0]``) but then
             releases ``replay[t, 1]`` instead of adding noise, so that a run on a neighbouring
             data set follows exactly the released history of the recorded run. Only for
-            optimizers with ``supports_replay = True``.
+            optimizers with ``supports_replay = True``. The result is non-private, as with
+            ``record_trace``.
         callback : callable or None
             Called as ``callback(progress)`` with a :class:`skdp.FitProgress` every
             ``callback_every`` noisy steps of a private fit and after its last step (public,
@@ -250,7 +280,7 @@ class DPOptimizer(BaseEstimator):
         if problem.init is not None and not self.supports_warm_start:
             raise ValueError(f"{type(self).__name__} cannot start from a given point (init)")
         if not budget.is_private:
-            return self._solve_nonprivate(problem, rng)
+            return _seal(self._solve_nonprivate(problem, rng), False)
         for name in self.required_problem_constants:
             value = getattr(problem, name)
             if not (math.isfinite(value) and value > 0):
@@ -260,8 +290,14 @@ class DPOptimizer(BaseEstimator):
         if replay is not None:
             if not self.supports_replay:
                 raise NotImplementedError(f"{type(self).__name__} does not support replay")
-            return self._solve_private(problem, budget, rng, True, replay=replay, progress=progress)
-        return self._solve_private(problem, budget, rng, record_trace, progress=progress)
+            return _seal(
+                self._solve_private(problem, budget, rng, True, replay=replay, progress=progress),
+                True,
+            )
+        return _seal(
+            self._solve_private(problem, budget, rng, record_trace, progress=progress),
+            bool(record_trace),
+        )
 
     def _solve_private(
         self, problem, budget, rng, record_trace, replay=None, progress=None

@@ -42,7 +42,7 @@ from numba import njit
 
 from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector, loss_value
 from ..privacy.noise import add_gaussian_noise
-from .._rows import margins_and_sqnorm, row_weight
+from .._rows import clip_limit, margins_and_sqnorm, row_weight
 from ._glm import add_example_gradient, axpy_row
 
 __all__ = ["dp_scd_kernel", "poisson_sorted", "sdca_to_optimum", "coordinate_update", "duality_gap"]
@@ -286,8 +286,9 @@ def clip_update(zeta, K, uclip, s, R):
         for k in range(K):
             zeta[k] = 0.0
         return False
-    if nrm > bound:
-        f = bound / nrm
+    limit = clip_limit(bound, K)  # exact in floating point (a few ulps below the bound)
+    if nrm > limit:
+        f = limit / nrm
         for k in range(K):
             zeta[k] *= f
     return nrm > 0.0 and bound > 0.0

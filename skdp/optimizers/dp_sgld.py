@@ -8,7 +8,6 @@ in :mod:`skdp.privacy.langevin`; see ``docs/optimizers/dp_sgld.rst`` for the dev
 
 from dataclasses import replace
 import math
-import warnings
 
 import numpy as np
 from numba import njit
@@ -24,7 +23,7 @@ from ..privacy import (
 )
 from ..privacy.langevin import LangevinEvent, kappa
 from ..privacy.noise import add_gaussian_noise
-from ..privacy.rdp import DEFAULT_ORDERS, epsilon_from_rdp
+from ..privacy.rdp import epsilon_over_orders
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
@@ -34,28 +33,15 @@ __all__ = ["DPSGLD"]
 
 FULL = 0
 POISSON = 1
-UNIFORM = 2
+
+#: The accountants of the ``accountant`` parameter: each reports an epsilon that is proven.
+ACCOUNTANTS = ("auto",)
 
 #: Cap on the default number of passes over the data (when the saturation point lam T >= 8 needs
 #: more, i.e. for very weak regularisation).
 DEFAULT_MAX_EPOCHS = 1000
 #: Default Langevin time target: lam T >= 8, where the bound is within 2% of its limit.
 SATURATION = 8.0
-
-
-@njit(cache=True, nogil=True)
-def _uniform_batch(rng, n, m, perm):
-    """A uniformly random m-subset of range(n) (no duplicates) into ``perm[:m]``; returns m.
-
-    Partial Fisher-Yates on the persistent permutation: whatever the starting order, the first m
-    entries are a uniform m-subset, independent of the previous steps' subsets.
-    """
-    for j in range(m):
-        k = j + rng.integers(0, n - j)
-        tmp = perm[j]
-        perm[j] = perm[k]
-        perm[k] = tmp
-    return m
 
 
 @njit(cache=True, nogil=True)
@@ -75,17 +61,17 @@ def _project(w, radius):
 
 @njit(cache=True, nogil=True)
 def _sgld_kernel(
-    X, Y, w, loss_id, tau, lam, etas, sampling, q, batch, inv_batch, sigma, init_std, radius,
+    X, Y, w, loss_id, tau, lam, etas, sampling, q, inv_batch, sigma, init_std, radius,
     rng, perm, trace, replay=False, initialise=True,
 ):
     """theta_0 ~ Pi(N(w, init_std^2 I)) (w: zeros, or a warm start), then for each step k
     theta <- Pi(theta - eta_k (g_k / m + lam theta) + sqrt(2 eta_k) sigma Z).
 
-    ``g_k`` is the sum of clipped per-example gradients over the step's batch (all rows, a Poisson
-    sample with rate q, or a uniform subset of exactly ``batch`` rows) and ``m = 1 / inv_batch`` is
-    the public batch size (n, q n or batch). The Langevin noise is added to the gradient *sum*
-    with std ``m sigma sqrt(2 / eta_k)``, which is exactly ``sqrt(2 eta_k) sigma`` on the
-    parameters; the released quantity of step k (what ``trace`` records) is that noisy sum.
+    ``g_k`` is the sum of clipped per-example gradients over the step's batch (all rows, or a
+    Poisson sample with rate q) and ``m = 1 / inv_batch`` is the public batch size (n or q n).
+    The Langevin noise is added to the gradient *sum* with std ``m sigma sqrt(2 / eta_k)``,
+    which is exactly ``sqrt(2 eta_k) sigma`` on the parameters; the released quantity of step k
+    (what ``trace`` records) is that noisy sum.
     With ``replay`` (record/replay tests only), ``trace[:, 1]`` holds a recorded run's releases:
     the kernel computes and records its own clipped sum, draws its noise as usual (the random
     stream stays aligned), then releases ``trace[k, 1]`` instead.
@@ -108,8 +94,6 @@ def _sgld_kernel(
         eta = etas[t]
         if sampling == POISSON:
             m = poisson_batch(rng, n, q, perm)
-        elif sampling == UNIFORM:
-            m = _uniform_batch(rng, n, batch, perm)
         else:
             m = n
         clipped_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, z, s)
@@ -166,10 +150,10 @@ class DPSGLD(DPOptimizer):
       Poisson-subsampled Gaussian mechanism on the gradient sum with noise multiplier
       ``z = m sigma sqrt(2 / eta_k) / G`` (m = q n), composed over the steps (Mironov et al.
       2019). Proven; the loss grows with the number of steps.
-    * mini-batch, ``accountant="ryffel2022"``: the paper's claim that the full-batch Langevin bound
-      also holds for independent uniform batches of exactly m rows. **Not proven** (the proof
-      conditions on the prior inclusion probability; the spec has a counterexample where the true
-      epsilon is 10x the claim); opt-in only, with a ``UserWarning``.
+
+    The mini-batch claim of Ryffel et al. (2022) (the full-batch Langevin bound for uniform
+    batches) is not offered: it is not proven, and it fails (``docs/optimizers/dp_sgld.rst``,
+    research note: an instance calibrated by it to epsilon 1 has a true epsilon above 40).
 
     sigma is calibrated (bisection, never above the target) from public quantities only; no
     step count, batch distribution or stopping rule depends on the data in a private fit.
@@ -194,8 +178,10 @@ class DPSGLD(DPOptimizer):
     sigma : None or float > 0, default=None
         None: calibrate the temperature to the budget. A float: use it; the fit reports the
         epsilon it spends and raises if that exceeds the estimator's epsilon.
-    accountant : {"auto", "ryffel2022"}, default="auto"
-        Which analysis covers mini-batches (see above); full batch always uses the proven bound.
+    accountant : {"auto"}, default="auto"
+        The analysis: the proven bounds above (Langevin and composition for full batches, the
+        Poisson-subsampled Gaussian for mini-batches). Any other value raises a ValueError
+        (``"ryffel2022"``, the unproven mini-batch claim, was removed).
     projection : None, "auto" or float > 0, default=None
         Radius of the ball every iterate is projected onto. "auto": ``G / lam``, which contains
         the optimum (``lam theta* = -grad F_data(theta*)``), so it costs nothing at the optimum
@@ -247,8 +233,17 @@ class DPSGLD(DPOptimizer):
             or not (float(self.sigma) > 0 and math.isfinite(float(self.sigma)))
         ):
             raise ValueError(f"sigma must be None or a finite float > 0, got {self.sigma!r}")
-        if self.accountant not in ("auto", "ryffel2022"):
-            raise ValueError(f"accountant must be 'auto' or 'ryffel2022', got {self.accountant!r}")
+        if self.accountant not in ACCOUNTANTS:
+            raise ValueError(
+                f"accountant must be one of {ACCOUNTANTS} (the proven analyses: Langevin and "
+                "composition for full batches, the Poisson-subsampled Gaussian for mini-batches),"
+                f" got {self.accountant!r}"
+                + (
+                    "; 'ryffel2022' was removed: its mini-batch bound is not proven and is "
+                    "violated (docs/optimizers/dp_sgld.rst, research note)"
+                    if self.accountant == "ryffel2022" else ""
+                )
+            )
         if self.projection not in (None, "auto") and (
             isinstance(self.projection, str) or not float(self.projection) > 0
         ):
@@ -259,24 +254,11 @@ class DPSGLD(DPOptimizer):
             raise ValueError(f"tol must be > 0, got {self.tol!r}")
 
     def _sampling(self, n):
-        """(sampling mode, q, exact batch size or 0, public batch size m, steps per epoch)."""
+        """(sampling mode, q, public batch size m, steps per epoch)."""
         q = batch_fraction(self.batch_size, n)
         if q >= 1.0:
-            if self.accountant == "ryffel2022":
-                raise ValueError(
-                    "accountant='ryffel2022' is the paper's mini-batch claim; full batch is always "
-                    "accounted with the proven bound: use accountant='auto' or set batch_size"
-                )
-            return FULL, 1.0, 0, float(n), 1
-        if self.accountant == "ryffel2022":
-            if not isinstance(self.batch_size, (int, np.integer)):
-                raise ValueError(
-                    "accountant='ryffel2022' needs uniform batches of a fixed size: give "
-                    f"batch_size as an int, got {self.batch_size!r}"
-                )
-            m = int(self.batch_size)
-            return UNIFORM, m / n, m, float(m), math.ceil(n / m)
-        return POISSON, q, 0, q * n, math.ceil(1.0 / q)
+            return FULL, 1.0, float(n), 1
+        return POISSON, q, q * n, math.ceil(1.0 / q)
 
     def _etas(self, problem, steps_per_epoch):
         """The step sizes of a private fit (public: beta, lam, the hyper-parameters)."""
@@ -308,7 +290,7 @@ class DPSGLD(DPOptimizer):
         """(ok, reason): whether the full-batch Langevin (hidden-state) bound applies."""
         if not float(np.max(etas)) < 1.0 / problem.smoothness:
             return False, "step >= 1/beta: Langevin bound not applicable, composition only"
-        if problem.n_outputs > 1 and not problem.loss.is_bounded(problem.clip):
+        if problem.n_outputs > 1 and not problem.loss.is_bounded(problem.clip, problem.n_outputs):
             return False, (
                 "joint clipping of a multi-output derivative is not the gradient of a convex "
                 "function: Langevin bound not applicable, composition only"
@@ -336,27 +318,12 @@ class DPSGLD(DPOptimizer):
                 def make(z):
                     return SelfComposedEvent(GaussianEvent(z), n_steps)
                 unit, analysis = S / math.sqrt(2.0 / eta_max), "composition"
-        elif sampling == POISSON:
+        else:
             reason = "Poisson-subsampled Gaussian RDP (Mironov et al. 2019), composed"
 
             def make(z):
                 return SelfComposedEvent(PoissonGaussianEvent(q, z), n_steps)
             unit, analysis = G / (m_pub * math.sqrt(2.0 / eta_max)), "sgm"
-        else:
-            warnings.warn(
-                "accountant='ryffel2022' uses the mini-batch bound of Ryffel, Bach and Pointcheval "
-                "(2022), which is NOT proven: its proof conditions on the prior batch-inclusion "
-                "probability, and there are instances where the true epsilon is far above the "
-                "claim. The reported epsilon is not a guarantee. Use accountant='auto' (full "
-                "batch or Poisson-subsampled Gaussian accounting) for a proven bound.",
-                UserWarning,
-                stacklevel=4,
-            )
-            reason = "Ryffel et al. (2022) mini-batch claim, UNPROVEN"
-
-            def make(z):
-                return LangevinEvent(z, lam, T, composition=False, analysis="ryffel2022")
-            unit, analysis = S, "ryffel2022"
         # dp-accounting's PLD has no Langevin event: the Langevin curve goes by the RDP route.
         accountant = "rdp" if isinstance(make(1.0), LangevinEvent) else budget.accountant
         if self.sigma is None:
@@ -377,7 +344,7 @@ class DPSGLD(DPOptimizer):
             "relation": NEIGHBOURING_RELATION,
             "analysis": analysis,
             "analysis_note": reason,
-            "proven": analysis != "ryffel2022",
+            "proven": True,
             "step": float(etas[0]),
             "schedule": self.schedule,
             "total_time": T,
@@ -398,10 +365,9 @@ class DPSGLD(DPOptimizer):
         if isinstance(event, LangevinEvent):
             details["rho"] = event.rho
         else:
-            # no linear RDP curve: the slope rdp(a*)/a* at the order that sets epsilon
-            rdp = event.rdp(DEFAULT_ORDERS)
-            _, a = epsilon_from_rdp(DEFAULT_ORDERS, rdp, budget.delta)
-            details["rho"] = float(rdp[np.searchsorted(DEFAULT_ORDERS, a)] / a)
+            # no linear RDP curve: the slope rdp(a*)/a* at the (grid) order that sets epsilon
+            _, a, _ = epsilon_over_orders(event.rdp, budget.delta)
+            details["rho"] = float(event.rdp(np.array([a]))[0] / a)
         return sigma, details, event, accountant, analysis
 
     @staticmethod
@@ -422,7 +388,7 @@ class DPSGLD(DPOptimizer):
     def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):
         self._check_params()
         n, G = problem.n_samples, problem.gradient_bound
-        sampling, q, batch, m_pub, per_epoch = self._sampling(n)
+        sampling, q, m_pub, per_epoch = self._sampling(n)
         etas = self._etas(problem, per_epoch)
         sigma, details, event, accountant, analysis = self._calibrate(
             problem, budget, etas, sampling, q, m_pub
@@ -432,11 +398,7 @@ class DPSGLD(DPOptimizer):
         n_steps = len(etas)
         # DP-SGD-equivalent noise multiplier of one step: std of the noise on the gradient sum / G
         z_step = m_pub * sigma * math.sqrt(2.0 / float(np.max(etas))) / G
-        sampling_name = {
-            FULL: "full batch",
-            POISSON: f"poisson(q={q:.6g})",
-            UNIFORM: f"uniform(m={batch})",
-        }[sampling]
+        sampling_name = "full batch" if sampling == FULL else f"poisson(q={q:.6g})"
         record = PrivacyRecord.from_event(
             event, budget.delta, accountant,
             mechanism="langevin" if isinstance(event, LangevinEvent) else "gaussian",
@@ -453,7 +415,7 @@ class DPSGLD(DPOptimizer):
         def run_chunk(start, stop):
             _sgld_kernel(
                 problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
-                etas[start:stop], sampling, q, batch, 1.0 / m_pub, sigma,
+                etas[start:stop], sampling, q, 1.0 / m_pub, sigma,
                 sigma * math.sqrt(2.0 / problem.lam), radius, rng, perm, trace[start:stop],
                 replay is not None, start == 0,
             )

@@ -4,7 +4,10 @@ Two back-ends:
 
 * ``"rdp"`` (default, built in): Rényi DP composed over a grid of orders, converted with the
   tight conversion, then refined between grid points (any order > 1 is valid, so refining can only
-  lower a still-valid bound). Events with a pure-DP guarantee (Laplace) are reported as pure
+  lower a still-valid bound). When the best order is the grid's largest (a small epsilon, or a
+  small delta, wants orders of thousands), the orders of :data:`~skdp.privacy.rdp.EXTRA_ORDERS`
+  are tried in turn while the epsilon keeps falling: the default grid stays cheap, and epsilons
+  down to about ``log(1/delta) / 2^20`` stay reachable. Events with a pure-DP guarantee (Laplace) are reported as pure
   epsilon with delta = 0 when that is smaller.
 * ``"pld"``: dp-accounting's privacy-loss-distribution accountant (optional extra
   ``skdp[accounting]``), for events it supports.
@@ -16,18 +19,24 @@ import numpy as np
 from scipy import optimize
 
 from .events import NonPrivateEvent
-from .rdp import DEFAULT_ORDERS, epsilon_from_rdp
+from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, epsilon_over_orders
 
 __all__ = ["compute_epsilon", "calibrate_noise_multiplier", "rdp_epsilon_and_order", "ACCOUNTANTS"]
 
 ACCOUNTANTS = ("rdp", "pld")
 
 
+def _epsilon_at(event, delta, order):
+    return epsilon_from_rdp([order], event.rdp(np.array([order])), delta)[0]
+
+
 def rdp_epsilon_and_order(event, delta, orders=DEFAULT_ORDERS):
-    """(epsilon, order): the RDP-route epsilon and the Rényi order that attains it."""
-    orders = np.asarray(orders, dtype=float)
-    rdp = event.rdp(orders)
-    eps, best = epsilon_from_rdp(orders, rdp, delta)
+    """(epsilon, order): the RDP-route epsilon and the Rényi order that attains it.
+
+    The grid ``orders`` is extended by :func:`~skdp.privacy.rdp.epsilon_over_orders` when its
+    largest order is the best, then the best order is refined between its grid neighbours.
+    """
+    eps, best, orders = epsilon_over_orders(event.rdp, delta, orders)
     if not np.isfinite(eps):
         return eps, best
     # Refine between the neighbouring grid orders: every order > 1 gives a valid bound.
@@ -36,7 +45,7 @@ def rdp_epsilon_and_order(event, delta, orders=DEFAULT_ORDERS):
     hi = orders[k + 1] if k + 1 < len(orders) else best * 2.0
 
     def f(a):
-        value = epsilon_from_rdp([a], event.rdp(np.array([a])), delta)[0]
+        value = _epsilon_at(event, delta, a)
         return value if np.isfinite(value) else 1e300  # orders with no finite bound lose
 
     res = optimize.minimize_scalar(f, bounds=(lo, hi), method="bounded", options={"xatol": 1e-6})
@@ -121,7 +130,12 @@ def calibrate_noise_multiplier(make_event, target_epsilon, delta, accountant="rd
     while eps_of(hi) > target_epsilon:
         hi *= 2.0
         if hi > 1e12:
-            raise ValueError("cannot reach the target epsilon with any finite noise")
+            raise ValueError(
+                f"cannot reach the target epsilon={target_epsilon:.6g} at delta={delta:.3g} with "
+                f"any finite noise: the smallest epsilon the {accountant!r} accountant certifies "
+                f"for this mechanism at that delta is about {eps_of(hi):.3g} (its limit as the "
+                "noise grows); increase epsilon or delta"
+            )
     lo = lower
     if eps_of(lo) <= target_epsilon:
         hi = lo

@@ -46,10 +46,6 @@ __all__ = [
     "rho_for_epsilon",
 ]
 
-#: Names of the analyses a :class:`LangevinEvent` can stand for.
-ANALYSES = ("chourasia2021", "ryffel2022")
-
-
 def kappa(lam, total_time):
     """Saturation factor ``1 - exp(-lam T / 2)`` (computed as ``-expm1``), in [0, 1]."""
     return -math.expm1(-0.5 * lam * total_time)
@@ -128,25 +124,25 @@ class LangevinEvent(DPEvent):
         ``T = sum_k eta_k`` over the steps actually taken.
     composition : bool, default=True
         Also use the composition bound (full batch only) and report the minimum.
-    analysis : {"chourasia2021", "ryffel2022"}, default="chourasia2021"
-        ``"chourasia2021"``: the proven full-batch theorem. ``"ryffel2022"``: the same formula
-        claimed for mini-batches by Ryffel et al.; *not proven* (it has counterexamples), kept so
-        that a record says which claim it rests on.
+
+    Notes
+    -----
+    Proven for full-batch noisy gradient descent only (Chourasia et al. 2021). Ryffel et al.
+    (2022) claim the same formula for uniformly sampled mini-batches; the claim is not proven and
+    fails (``docs/optimizers/dp_sgld.rst``, research note), so no skdp mechanism uses this event
+    for mini-batches.
     """
 
     noise_multiplier: float
     lam: float
     total_time: float
     composition: bool = True
-    analysis: str = "chourasia2021"
 
     def __post_init__(self):
         if not self.lam > 0:
             raise ValueError(f"the Langevin bound needs lam > 0, got {self.lam}")
         if not self.total_time >= 0:
             raise ValueError(f"total_time must be >= 0, got {self.total_time}")
-        if self.analysis not in ANALYSES:
-            raise ValueError(f"analysis must be one of {ANALYSES}, got {self.analysis!r}")
 
     @property
     def rho_langevin(self):
