@@ -599,7 +599,21 @@ class PrivacyLedger:
 
         A new fit of target ``(eps_t, delta_t)`` is accepted before its kernel runs when
         :meth:`can_afford` says so, which also accounts for the split of delta.
+
+        Raises
+        ------
+        ValueError
+            When the ledger has no ceiling (``epsilon=np.inf``): it has no budget to hand out,
+            and an infinite "remaining" epsilon passed on to an estimator
+            (``epsilon=ledger.remaining()``) would silently fit a non-private model. Use
+            :meth:`spent` to read the total of a ledger without a ceiling.
         """
+        if math.isinf(self.epsilon):
+            raise ValueError(
+                f"{self._label()} has no ceiling (epsilon=inf), so no remaining budget: passing "
+                "an infinite epsilon on would fit a model without privacy. Give the ledger a "
+                "ceiling (PrivacyLedger(epsilon=...)), or read its total with spent()"
+            )
         return self.epsilon - self.spent()
 
     @property

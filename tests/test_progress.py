@@ -258,7 +258,11 @@ def test_private_warm_start_differs_from_a_cold_start(data, name):
     assert warm.coef_.tobytes() == cold.coef_.tobytes()  # the first fit is a cold start
     warm.fit(X, y)
     assert not np.array_equal(warm.coef_, cold.coef_)
-    assert warm.epsilon_ == cold.epsilon_  # the same event: a new charge of the same cost
+    # the released model composes its start: two fits of the same event
+    assert warm.privacy_record_.details["warm_start_history"][-1].event == cold.dp_event_
+    assert warm.epsilon_ == pytest.approx(
+        compute_epsilon(skdp.compose([cold.dp_event_, cold.dp_event_]), cold.delta_), rel=1e-9
+    )
     first = cold.coef_.copy()
     cold.fit(X, y)  # warm_start=False ignores the fitted model: the same seed, the same model
     assert cold.coef_.tobytes() == first.tobytes()
@@ -291,10 +295,12 @@ def test_two_warm_started_fits_are_two_charges(data):
         est.fit(X, y)
         first = est.dp_event_
         est.fit(X, y)
-    assert len(ledger) == 2
-    composed = compute_epsilon(skdp.compose([first, est.dp_event_]), 1e-5)
+    # each fit is charged its own event once; the model's epsilon_ is their composition
+    assert len(ledger) == 2 and ledger.events == [first, first]
+    composed = compute_epsilon(skdp.compose([first, first]), 1e-5)
     assert ledger.spent() == pytest.approx(composed, rel=1e-9)
-    assert ledger.spent() > 1.2 * est.epsilon_
+    assert est.epsilon_ == pytest.approx(composed, rel=1e-9)
+    assert ledger.spent() > 1.2 * ledger.entries[0].epsilon
 
 
 def test_warm_start_shape_mismatch_raises(data):

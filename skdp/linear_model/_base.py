@@ -3,8 +3,10 @@
 No numerics live here beyond preparing the clipped design matrix; the optimizer does the rest.
 """
 
+from dataclasses import replace
 import inspect
 import math
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,9 +15,11 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from .._rows import clip_limit, clip_sparse_rows
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
+from ..ledger import _composed_epsilon as composed_epsilon
 from ..ledger import LedgerCarrierMixin, charge, ledgers_to_charge, precheck
 from ..optimizers import Budget, Problem, resolve_optimizer
-from ..privacy import ACCOUNTANTS
+from ..optimizers._base import nonprivate_record
+from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord
 from ..progress import check_callback
 
 __all__ = ["DPLinearModel", "clip_rows"]
@@ -31,6 +35,28 @@ _ALLOW_ZERO_WEIGHTS = (
     if "allow_all_zero_weights" in inspect.signature(_check_sample_weight).parameters
     else {}
 )
+
+
+def warm_started_record(start, record, delta, accountant):
+    """The record of a model fitted (``record``) from the earlier release described by ``start``.
+
+    The released model depends on the data through its starting point too, so its guarantee is
+    the composition of every fit of the warm-start chain (each composed once): ``event`` is the
+    ``ComposedEvent`` of the chain's per-fit events, ``epsilon`` its accountant's epsilon at
+    ``delta`` (inf when a fit of the chain was not private). The fields describing the
+    mechanism (noise multiplier, sensitivity, steps, sampling) are this fit's; every fit's own
+    record, oldest first, is in ``details["warm_start_history"]``.
+    """
+    history = start.details.get("warm_start_history", (start,)) + (record,)
+    events = [r.event for r in history]
+    event = ComposedEvent(tuple(events))
+    epsilon = composed_epsilon(events, delta, accountant)
+    pure = event.pure_epsilon()
+    spent_delta = 0.0 if (pure is not None and epsilon == pure and math.isfinite(epsilon)) else delta
+    return replace(
+        record, event=event, epsilon=epsilon, delta=spent_delta, accountant=accountant,
+        details={**record.details, "warm_start_history": history},
+    )
 
 
 def clip_rows(X, data_norm, intercept_scaling=None):
@@ -88,10 +114,15 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         )
 
     def _validate_sample_weight(self, sample_weight, X):
-        """Weights clipped to ``[0, max_sample_weight]`` (a new array), or None for no weights."""
+        """Weights clipped to ``[0, max_sample_weight]`` (a new array), or None for ones.
+
+        ``sample_weight=None`` means weights of one, as in scikit-learn, clipped like any other
+        weights: with ``max_sample_weight < 1`` every row gets weight ``max_sample_weight`` (the
+        noise is calibrated for that bound, so the weights used must respect it).
+        """
         M = check_positive(self.max_sample_weight, "max_sample_weight")
         if sample_weight is None:
-            return None
+            return None if M >= 1.0 else np.full(X.shape[0], M)
         sw = _check_sample_weight(
             sample_weight, X, dtype=np.float64, ensure_non_negative=True, **_ALLOW_ZERO_WEIGHTS
         )
@@ -120,6 +151,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 "would be its secret dual state); use warm_start=False or another optimizer"
             )
         init = self._warm_point(X.shape[1], Y.shape[1], s) if self.warm_start else None
+        # the release the fit starts from (None: a cold start); read before it is replaced
+        start = self._warm_start_record() if init is not None else None
         self.optimizer_ = optimizer
         Xc = clip_rows(X, data_norm, s if self.fit_intercept else None)
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
@@ -140,14 +173,31 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         # The ledgers this fit charges (explicit, open contexts, carried to a worker process);
         # the ceiling is checked before the kernel from the target budget, then exactly.
         ledgers = ledgers_to_charge(
-            getattr(self, "ledger", None), getattr(self, "_skdp_context_ledgers", ())
+            getattr(self, "ledger", None), self._carried_ledgers()
         )
         source = type(self).__name__
         precheck(ledgers, epsilon, delta, source)
+        if ledgers and not private:
+            warnings.warn(
+                f"{source} was fitted with epsilon=inf (no noise, not private) and is charged to "
+                "a ledger without a ceiling, whose total is now infinite",
+                UserWarning, stacklevel=3,
+            )
         rng = make_generator(self.random_state, secure=bool(self.secure_mode))
         result = optimizer.solve(problem, budget, rng, callback=callback, callback_every=every)
-        record = result.record
-        charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples))
+        # Ledgers are charged with this fit's own event (the start was charged by its own fit);
+        # the model's record composes the start's history with it.
+        charge(ledgers, result.record, source, epsilon, delta, n_samples=int(n_samples))
+        record = result.record if start is None else warm_started_record(
+            start, result.record, delta, self.accountant
+        )
+        if private and not math.isfinite(record.epsilon):
+            warnings.warn(
+                f"{source} was warm-started from a model that is not private (fitted with "
+                "epsilon=inf, or with coef_ set by hand): the released model is not private "
+                "either, epsilon_ = inf. Use warm_start=False for a private model.",
+                UserWarning, stacklevel=3,
+            )
         self.privacy_record_ = record
         self.dp_event_ = record.event
         self.epsilon_ = record.epsilon
@@ -155,10 +205,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         self.noise_multiplier_ = record.noise_multiplier
         self.n_iter_ = int(result.n_iter)
         if self.verbose:
+            chain = record.details.get("warm_start_history", ())
             print(
                 f"[{type(self).__name__}] {optimizer.name}: {self.n_iter_} iterations, "
                 f"epsilon spent {self.epsilon_:.4g} at delta {self.delta_:.3g} "
-                f"({record.mechanism}, noise multiplier {self.noise_multiplier_:.4g})"
+                + (f"by its warm-start chain of {len(chain)} fits " if chain else "")
+                + f"({record.mechanism}, noise multiplier {self.noise_multiplier_:.4g})"
             )
         if self.verbose >= 2:
             print(
@@ -197,6 +249,15 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
         intercept = (intercept - self._intercept_offset()) / float(intercept_scaling)
         return np.ascontiguousarray(np.vstack([coef.T, intercept[None, :]]))
+
+    def _warm_start_record(self):
+        """The privacy record of the fitted model a warm start starts from.
+
+        A model whose ``coef_`` was not released by a skdp fit (set by hand) has no record: its
+        origin is unknown, so it counts as a non-private release.
+        """
+        record = getattr(self, "privacy_record_", None)
+        return record if isinstance(record, PrivacyRecord) else nonprivate_record(0)
 
     def _intercept_offset(self):
         """The public shift ``fit`` adds to the intercept (none here; DPRidge overrides)."""

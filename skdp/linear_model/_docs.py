@@ -50,11 +50,12 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         weight of 0 is the null record of the neighbouring relation. Must not be derived from
         the private data.
     warm_start : bool, default=False
-        Start the next fit from the current ``coef_`` and ``intercept_`` (post-processing of
-        the last release). Each fit is a new release and is charged as a new privacy event
-        (``epsilon_`` is that fit's; a ledger composes them). A fitted model of another shape
-        (other number of features or classes) raises. Not available with ``dp_scd``, whose
-        dual state is secret and never stored (ValueError).
+        Start the next fit from the current ``coef_`` and ``intercept_``. The released model
+        then depends on the data through its start too: its ``epsilon_`` / ``dp_event_`` are
+        the composition of every fit of the warm-start chain (``np.inf``, with a warning, when
+        the start is not private), while a ledger is charged each fit's own event once. A
+        fitted model of another shape (other number of features or classes) raises. Not
+        available with ``dp_scd``, whose dual state is secret and never stored (ValueError).
     callback : callable or None, default=None
         Called as ``callback(progress)`` every ``callback_every`` noisy steps of a private fit
         and after the last, with a :class:`skdp.FitProgress` (step, n_steps, epoch, the epsilon
@@ -65,16 +66,19 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         Number of steps between two calls of ``callback``."""
 
 PRIVACY_ATTRIBUTES = """epsilon_ : float
-        Epsilon actually spent by the fit (at most ``epsilon``).
+        Epsilon of the released model's guarantee: what the fit spent (at most ``epsilon``),
+        composed with the fits it was warm-started from (``warm_start=True``).
     delta_ : float
         Delta of the guarantee (0 for pure-DP mechanisms).
     noise_multiplier_ : float
         Noise scale divided by the sensitivity.
     privacy_record_ : PrivacyRecord
-        What was released, with which noise, how often, sampled how, under which neighbouring
-        relation.
+        The released model's guarantee (``event``, ``epsilon``, ``delta``, as above) and what
+        the last fit released: with which noise, how often, sampled how, under which
+        neighbouring relation. After warm starts, ``details["warm_start_history"]`` holds each
+        fit's own record, oldest first.
     dp_event_ : DPEvent
-        The composed privacy event of the fit (``privacy_record_.event``).
+        The composed privacy event of the released model (``privacy_record_.event``).
     optimizer_ : DPOptimizer
         The optimizer instance used for the fit.
     n_iter_ : int

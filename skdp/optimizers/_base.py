@@ -17,6 +17,7 @@ optimum of the same objective (checked against scikit-learn in the tests).
 from dataclasses import dataclass, field
 from functools import cached_property
 import math
+import numbers
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -41,6 +42,11 @@ class Problem:
     and ``s_i`` in ``[0, max_sample_weight]`` are the example weights (ones by default). n, the
     number of rows, is public; a row of weight 0 is the null record of the zero-out relation.
 
+    Every sensitivity is stated for weights in ``[0, max_sample_weight]``, so the weights the
+    kernels really use are checked against that bound, the implicit ones included: without
+    ``sample_weight`` every row has weight 1, which needs ``max_sample_weight >= 1`` (pass the
+    weights explicitly otherwise; the estimators pass ones clipped to the bound).
+
     Attributes
     ----------
     X : ndarray of shape (n, p), float64, C-contiguous, or scipy sparse CSR matrix/array
@@ -57,12 +63,14 @@ class Problem:
         Bound tau on the L2 norm of the per-example loss derivative (inf: no clipping).
     fit_intercept : bool
     sample_weight : ndarray of shape (n,) or None
-        Example weights in ``[0, max_sample_weight]`` (None: ones).
+        Example weights in ``[0, max_sample_weight]`` (None: ones, which needs
+        ``max_sample_weight >= 1``).
     max_sample_weight : float
-        Public bound on the weights; the sensitivities scale with it.
+        Public bound on the weights actually used; the sensitivities scale with it.
     init : ndarray of shape (p, K) or None
-        Public starting point of the optimizer (``warm_start``: the previous release in this
-        parameterisation). None: zeros.
+        Starting point of the optimizer, taken as given: the noise and the record cover this
+        run only (``warm_start``: the previous release in this parameterisation, whose event
+        the estimator composes with this run's). None: zeros.
     """
 
     X: object
@@ -86,7 +94,17 @@ class Problem:
             if not np.all(np.isfinite(init)):
                 raise ValueError("init must be finite")
             object.__setattr__(self, "init", init)
+        M = self.max_sample_weight
+        if isinstance(M, bool) or not isinstance(M, numbers.Real) or not 0 < M < math.inf:
+            raise ValueError(f"max_sample_weight must be a finite real > 0; got {M!r}")
         w = self.sample_weight
+        if w is None and M < 1.0:
+            # the sensitivities below scale with M, but the kernels give every row weight 1
+            raise ValueError(
+                f"sample_weight=None means weights of one, above max_sample_weight={M}: the "
+                "noise would be calibrated for weights the data does not respect; pass the "
+                "weights explicitly (in [0, max_sample_weight]) or use max_sample_weight >= 1"
+            )
         if w is not None:
             w = np.asarray(w, dtype=np.float64)
             if w.shape != (self.X.shape[0],):
