@@ -13,7 +13,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from sklearn.utils._param_validation import StrOptions
 
-from .._rows import clip_sparse_rows
+from .._rows import clip_sparse_rows, row_norms
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
     check_delta, check_epsilon, check_positive, make_generator,
@@ -52,7 +52,7 @@ def clip_rows(X, data_norm, intercept_scaling=None):
     n, d = X.shape
     p = d + (intercept_scaling is not None)
     out = np.empty((n, p), dtype=np.float64)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    norms = row_norms(X)  # no overflow for huge entries (a row of 1e200 is clipped, not zeroed)
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(norms > data_norm, data_norm / norms, 1.0)
     np.multiply(X, factor[:, None], out=out[:, :d])

@@ -74,7 +74,7 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         changed. ``optimizer__<name>`` sets any parameter of the optimizer, also when it is
         given by its name.
     tol : float > 0 or None, default=None
-        The optimizer's ``tol`` (None: the optimizer's own, 1e-6): the tolerance of the
+        The optimizer's ``tol`` (None: the optimizer's own, 1e-8): the tolerance of the
         non-private solver at ``epsilon=np.inf`` (the largest absolute gradient component at
         the solution; a ``ConvergenceWarning`` when ``max_iter`` iterations do not reach it).
         A private fit runs its fixed number of steps and ignores it."""

@@ -27,7 +27,7 @@ __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_TOL", "minimize_objective"]
 DEFAULT_MAX_ITER = 1000
 #: Tolerance of the non-private solve when ``tol`` is None: the largest absolute component of
 #: the gradient at the solution.
-DEFAULT_TOL = 1e-6
+DEFAULT_TOL = 1e-8
 
 
 def minimize_objective(problem, max_iter=None, tol=None, name="the non-private solver"):

@@ -108,7 +108,7 @@ class DPGDWS(DPOptimizer):
     mechanism : {"gaussian", "laplace"}, default="gaussian"
     tol : float > 0 or None, default=None
         Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient
-        component at the solution (None: 1e-6).
+        component at the solution (None: 1e-8).
 
     At ``epsilon=inf`` there is nothing to protect: the fit runs the shared non-private solver
     (L-BFGS on the same objective, :mod:`skdp.optimizers._nonprivate`) to ``tol``, and warns

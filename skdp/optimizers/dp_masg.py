@@ -67,7 +67,7 @@ class DPMASG(_AcceleratedDPOptimizer):
     tol : float > 0 or None, default=None
         Tolerance of the non-private fit (``epsilon=inf`` only; the stages are irrelevant
         without noise and the shared L-BFGS solver is used): the largest absolute gradient
-        component at the solution (None: 1e-6).
+        component at the solution (None: 1e-8).
 
     Notes
     -----

@@ -93,7 +93,7 @@ class DPSCD(DPOptimizer):
         Safeguarded Newton steps per logistic / multinomial coordinate update of a private fit.
     tol : float > 0 or None, default=None
         Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient
-        component at the solution (None: 1e-6).
+        component at the solution (None: 1e-8).
     max_iter : int >= 1 or None, default=None
         Maximum number of iterations of the non-private fit (``epsilon=inf`` only; None: 1000).
         A private fit runs ``epochs``.

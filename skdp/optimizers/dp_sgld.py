@@ -203,7 +203,7 @@ class DPSGLD(DPOptimizer):
         and keeps noisy iterates bounded. Data-independent.
     tol : float > 0 or None, default=None
         Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient
-        component at the solution (None: 1e-6).
+        component at the solution (None: 1e-8).
 
     Notes
     -----
