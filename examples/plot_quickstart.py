@@ -92,7 +92,7 @@ print(f"epsilon=1 over 5 seeds: {np.mean(scores):.3f} +- {np.std(scores):.3f}")
 # Each private model is the non-private optimum moved by the noise (and by the fixed number of
 # steps the budget affords): the coefficients of the five seeds scatter around those of
 # ``epsilon=np.inf``. With 338 training records the noise is of the size of the coefficients
-# themselves; it shrinks like 1 / (n epsilon).
+# themselves; it shrinks as n or epsilon grows.
 fig, ax = plt.subplots(figsize=(7, 4))
 features = np.arange(X.shape[1])
 for seed, m in enumerate(models):

@@ -384,3 +384,12 @@ def test_sphinx_build(tmp_path):
     assert (out / "index.html").is_file()
     assert (out / "auto_examples" / "plot_quickstart.html").is_file()
     assert (out / "api" / "index.html").is_file()
+    # every gallery example executed, at least four of them drawing a figure
+    for path in EXAMPLES:  # executed: the page shows the script's output
+        page = out / "auto_examples" / f"{path.stem}.html"
+        assert "sphx-glr-script-out" in page.read_text(), path.name
+    figures = {p.name.split("_00")[0] for p in (out / "_images").glob("sphx_glr_plot_*_00*.png")}
+    assert len(figures) >= 4, figures
+    # the Adult benchmark figure is in the user guide
+    assert (out / "_images" / "utility_adult.png").is_file()
+    assert "utility_adult.png" in (out / "user_guide" / "choosing_an_optimizer.html").read_text()
