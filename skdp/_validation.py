@@ -18,7 +18,7 @@ from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
 __all__ = [
     "check_epsilon", "check_delta", "check_positive", "default_delta", "make_generator",
-    "POSITIVE", "POSITIVE_OR_INF", "POSITIVE_INT", "NON_NEGATIVE", "OPEN_UNIT", "RATE",
+    "POSITIVE", "POSITIVE_OR_INF", "POSITIVE_INT", "OPEN_UNIT", "RATE",
     "RANDOM_STATE", "TOLERANCE", "AUTO",
 ]
 
@@ -28,8 +28,6 @@ POSITIVE = Interval(Real, 0, np.inf, closed="neither")
 POSITIVE_OR_INF = Interval(Real, 0, np.inf, closed="right")
 #: An int >= 1 (iterations, steps, epochs).
 POSITIVE_INT = Interval(Integral, 1, None, closed="left")
-#: A finite real >= 0.
-NON_NEGATIVE = Interval(Real, 0, np.inf, closed="left")
 #: A real in (0, 1) (delta, a fraction).
 OPEN_UNIT = Interval(Real, 0, 1, closed="neither")
 #: A sampling rate: a float (not an int) in (0, 1].

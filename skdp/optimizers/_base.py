@@ -294,7 +294,8 @@ class DPOptimizer(BaseEstimator):
         (``ConvergenceWarning``) when it stops before reaching it.
         """
         w, n_iter = minimize_objective(
-            problem, self.max_iter, self.tol, name=type(self).__name__
+            problem, getattr(self, "max_iter", None), getattr(self, "tol", None),
+            name=type(self).__name__,
         )
         return OptimizeResult(
             coef=w.reshape(problem.n_params, problem.n_outputs),
