@@ -182,9 +182,14 @@ def write(name, task, rows, epsilons, notes=(), seeds=None):
             es = [e for e in finite if any((r[0], r[1]) == (en, opt) and r[2] == e for r in rows)]
             vals = [[r[4] for r in rows if (r[0], r[1]) == (en, opt) and r[2] == e] for e in es]
             anchor = en not in SKDP_ESTIMATORS
+            if anchor:
+                style = dict(marker="s", ls="--", lw=2)
+            else:  # its own marker and dash per optimizer: coinciding curves stay visible
+                marker, ls = _OPT_STYLES[sorted(o for e, o in keys if e == est_name).index(opt)
+                                         % len(_OPT_STYLES)]
+                style = dict(marker=marker, ls=ls, lw=1, mfc="none", ms=7 if marker != "." else 4)
             ax.errorbar(es, [np.mean(v) for v in vals], yerr=[np.std(v) for v in vals], capsize=2,
-                        marker="s" if anchor else "o", ls="--" if anchor else "-", lw=2 if anchor else 1,
-                        label=en if anchor else opt)
+                        label=en if anchor else opt, **style)
         for r in rows:
             if r[1] == "non-private":
                 ax.axhline(r[4], color="k", ls="--", label=r[0])
@@ -205,6 +210,10 @@ def write(name, task, rows, epsilons, notes=(), seeds=None):
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(RESULTS / f"utility_{name}.png", dpi=100)
+
+
+#: (marker, line style) of the skdp optimizers' curves, in the order of their names.
+_OPT_STYLES = [("o", "-"), ("^", "--"), ("v", ":"), ("D", "-."), ("x", "-"), ("P", "--")]
 
 
 def read_csv(name):

@@ -22,6 +22,7 @@ them with skdp's accountant to state what the search spent for one record.
 # %%
 # Data, preprocessing fitted on a public sample
 # ---------------------------------------------
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 from sklearn.frozen import FrozenEstimator
@@ -97,6 +98,17 @@ print(f"one record took part in {n_releases} fits")
 print(f"the returned model alone: epsilon {refit.epsilon_:.2f} at delta {refit.delta_:g}")
 print(f"the whole search (RDP composition): epsilon {max(composed_eps):.2f} at delta {delta_total:g}")
 print(f"the whole search (adding the epsilons): epsilon {max(basic_eps):.2f}")
+
+fig, ax = plt.subplots(figsize=(6, 3.5))
+labels = ["returned model", "search (RDP composition)", "search (sum of epsilons)"]
+values = [refit.epsilon_, max(composed_eps), max(basic_eps)]
+bars = ax.barh(labels, values, color=["tab:green", "tab:blue", "tab:grey"])
+ax.bar_label(bars, fmt="%.2f", padding=3)
+ax.set_xlabel(f"epsilon at delta = {delta_total:g} (one record, the worst fold)")
+ax.set_title(f"GridSearchCV: {n_candidates} candidates x {n_folds} folds + refit")
+ax.set_xlim(0, 1.15 * max(values))
+fig.tight_layout()
+plt.show()
 
 # %%
 # Each fit's privacy event is a Rényi-DP curve, so the events compose without fixing a delta per

@@ -13,6 +13,7 @@ search is charged for all of its fits. With a ceiling, it refuses a fit that wou
 # --------------------------------------------------------
 import warnings
 
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 from sklearn.frozen import FrozenEstimator
@@ -20,7 +21,8 @@ from sklearn.model_selection import GridSearchCV, KFold, train_test_split
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import Normalizer, StandardScaler
 
-from skdp import BudgetExceededError, DPLogisticRegression, PrivacyLedger
+from skdp import BudgetExceededError, DPLogisticRegression, PrivacyLedger, compose
+from skdp.privacy import compute_epsilon
 
 X, y = load_breast_cancer(return_X_y=True)
 X_public, X_private, y_public, y_private = train_test_split(
@@ -49,6 +51,22 @@ per_fit = [entry.epsilon for entry in ledger.entries]
 print(f"charges: {len(ledger)}")
 print(f"largest single fit: epsilon {max(per_fit):.3g}; sum of the fits: {sum(per_fit):.3g}")
 print(f"composed (RDP): epsilon {ledger.spent():.3g} at delta {ledger.delta:g}")
+
+# %%
+# How the spend grows, charge by charge: the composition of the first k fits (what the ledger
+# would report after k fits) against the sum of their epsilons.
+counts = np.arange(1, len(ledger) + 1)
+running = [compute_epsilon(compose(ledger.entries[:k]), ledger.delta) for k in counts]
+fig, ax = plt.subplots(figsize=(6.5, 4))
+ax.plot(counts, np.cumsum(per_fit), color="tab:grey", linestyle="--",
+        label="sum of the per-fit epsilons")
+ax.plot(counts, running, color="tab:blue", marker=".", label="composed (RDP), the ledger")
+ax.set_xlabel("fits charged")
+ax.set_ylabel(f"epsilon at delta = {ledger.delta:g}")
+ax.set_title("A GridSearchCV of 12 candidates x 3 folds + refit, charge by charge")
+ax.legend()
+fig.tight_layout()
+plt.show()
 
 # %%
 # The composed figure is what the search spent on this data set, charged to every record as if

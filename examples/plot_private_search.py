@@ -13,6 +13,7 @@ is released. We compare it with what an ordinary ``GridSearchCV`` over the same 
 # %%
 # Data, with preprocessing fitted on a small public sample
 # --------------------------------------------------------
+import matplotlib.pyplot as plt
 import numpy as np
 from sklearn.datasets import load_breast_cancer
 from sklearn.frozen import FrozenEstimator
@@ -69,7 +70,23 @@ print(f"  selected {gs.best_params_}, test accuracy {gs.score(X_test_s, y_test):
 # The cost of selection is a small multiple of one run's, and grows like log(E[K]).
 one_fit = search.best_estimator_[-1].epsilon_
 print(f"one fit: epsilon {one_fit:.3g} at delta {search.best_estimator_[-1].delta_:g}")
-for n_iter in (1, 3, 10, 30):
+mean_runs = [1, 3, 10, 30]
+search_eps = []
+for n_iter in mean_runs:
     s = PrivateSearchCV(model, grid, n_iter=n_iter, delta=1e-5, random_state=1)
     s.fit(X_private_s, y_private)
+    search_eps.append(s.epsilon_)
     print(f"E[K] = {n_iter:>2}: search epsilon {s.epsilon_:.3g}")
+
+fig, ax = plt.subplots(figsize=(6, 4))
+ax.plot(mean_runs, search_eps, marker="o", label="PrivateSearchCV, the whole search")
+ax.axhline(one_fit, color="k", linestyle=":", label="one fit")
+ax.axhline(cost.epsilon_per_record, color="tab:grey", linestyle="--",
+           label=f"GridSearchCV, {cost.n_fits} fits (models only)")
+ax.set_xscale("log")
+ax.set_xlabel("mean number of runs E[K]")
+ax.set_ylabel("epsilon at delta = 1e-5")
+ax.set_title("The price of selection grows like log E[K]")
+ax.legend(loc="center right")
+fig.tight_layout()
+plt.show()

@@ -75,10 +75,15 @@ print(f"non-private optimum: {ceiling:.3f}; majority class: {majority:.3f}")
 # The plot
 # --------
 # Each line is the mean over seeds; the band spans the lowest and highest score.
+# Optimizers can coincide (see below): each has its own marker and line style, so that no line
+# hides another.
+styles = [("o", "-"), ("s", "--"), ("^", "-."), ("v", ":"), ("D", "-"), ("P", "--")]
 fig, ax = plt.subplots(figsize=(7, 4.5))
-for opt in optimizers:
+for i, opt in enumerate(optimizers):
     mean = scores[opt].mean(axis=1)
-    (line,) = ax.plot(epsilons, mean, marker="o", label=opt)
+    marker, linestyle = styles[i % len(styles)]
+    (line,) = ax.plot(epsilons, mean, marker=marker, linestyle=linestyle, label=opt,
+                      markerfacecolor="none" if i % 2 else None)
     ax.fill_between(epsilons, scores[opt].min(axis=1), scores[opt].max(axis=1),
                     color=line.get_color(), alpha=0.15)
 ax.axhline(ceiling, color="k", linestyle="--", label="epsilon = inf")

@@ -27,13 +27,37 @@ from numba.extending import overload
 __all__ = [
     "DenseRows", "SparseRows", "make_rows", "row_weight", "dot_row", "axpy_row", "margins",
     "add_example_gradient", "margins_and_sqnorm", "design_kind", "clip_sparse_rows",
-    "clip_limit", "index_dtype",
+    "clip_limit", "index_dtype", "row_norms",
 ]
 
 DenseRows = namedtuple("DenseRows", ["values", "weight", "shape"])
 DenseRows.__doc__ = "Dense design rows ``values`` (n, p), C-contiguous, with weights ``weight``."
 SparseRows = namedtuple("SparseRows", ["data", "indices", "indptr", "weight", "shape"])
 SparseRows.__doc__ = "CSR design rows (``data``, ``indices``, ``indptr``) with weights ``weight``."
+
+
+#: Sums of squares outside [_SMALL_SQ, inf) lost precision to underflow or overflowed: below
+#: it, squares of the entries may be subnormal.
+_SMALL_SQ = np.finfo(np.float64).tiny / np.finfo(np.float64).eps
+
+
+def row_norms(X):
+    """L2 norms of the rows of a dense 2-D float64 array, without overflow or underflow.
+
+    The sum of squares overflows for entries past about 1e154 (and loses precision below about
+    1e-146); those rows are computed again scaled by their largest absolute entry, as
+    ``np.linalg.norm`` / ``hypot`` do. Other rows cost one pass, with no temporary array.
+    """
+    sq = np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(sq)
+    redo = np.flatnonzero(~(sq >= _SMALL_SQ) | np.isinf(sq))  # zero rows too: harmless
+    if redo.size:
+        rows = X[redo]
+        scale = np.max(np.abs(rows), axis=1)
+        scale[scale == 0.0] = 1.0
+        rows /= scale[:, None]
+        norms[redo] = scale * np.sqrt(np.einsum("ij,ij->i", rows, rows))
+    return norms
 
 
 def index_dtype(nnz, p):
@@ -138,11 +162,28 @@ def _duplicate_scan(indices, indptr, p):
 
 
 @njit(cache=True, nogil=True)
-def _row_factor(data, start, stop, bound):
+def _stored_norm(data, start, stop):
+    """L2 norm of ``data[start:stop]`` without overflow or underflow (see :func:`row_norms`)."""
     s = 0.0
     for r in range(start, stop):
         s += data[r] * data[r]
-    nrm = np.sqrt(s)
+    if s >= _SMALL_SQ and s < np.inf:
+        return np.sqrt(s)
+    scale = 0.0
+    for r in range(start, stop):
+        scale = max(scale, abs(data[r]))
+    if scale == 0.0:
+        return 0.0
+    s = 0.0
+    for r in range(start, stop):
+        v = data[r] / scale
+        s += v * v
+    return scale * np.sqrt(s)
+
+
+@njit(cache=True, nogil=True)
+def _row_factor(data, start, stop, bound):
+    nrm = _stored_norm(data, start, stop)
     limit = clip_limit(bound, stop - start)
     return limit / nrm if nrm > limit else 1.0
 

@@ -1,11 +1,43 @@
-"""Validation of the privacy parameters shared by every estimator (clear ValueErrors)."""
+"""Validation shared by every estimator, optimizer and search.
+
+Parameters are declared in each class's ``_parameter_constraints`` (scikit-learn's
+``sklearn.utils._param_validation``: a wrong type or range raises ``InvalidParameterError``, a
+``ValueError`` and ``TypeError``, with scikit-learn's message); the constraints used by several
+classes are defined once here. The ``check_*`` functions below turn a validated value into what
+a fit uses (the default delta, a float) and keep the privacy-critical checks when scikit-learn's
+validation is switched off (``sklearn.set_config(skip_parameter_validation=True)``).
+"""
 
 import math
 import numbers
+from numbers import Integral, Real
+import warnings
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
 
-__all__ = ["check_epsilon", "check_delta", "check_positive", "default_delta", "make_generator"]
+__all__ = [
+    "check_epsilon", "check_delta", "check_positive", "default_delta", "make_generator",
+    "POSITIVE", "POSITIVE_OR_INF", "POSITIVE_INT", "OPEN_UNIT", "RATE",
+    "RANDOM_STATE", "TOLERANCE", "AUTO",
+]
+
+#: A finite real > 0 (a bound, a regularisation strength, a step).
+POSITIVE = Interval(Real, 0, np.inf, closed="neither")
+#: A real > 0 or ``np.inf`` (epsilon: ``np.inf`` is no privacy).
+POSITIVE_OR_INF = Interval(Real, 0, np.inf, closed="right")
+#: An int >= 1 (iterations, steps, epochs).
+POSITIVE_INT = Interval(Integral, 1, None, closed="left")
+#: A real in (0, 1) (delta, a fraction).
+OPEN_UNIT = Interval(Real, 0, 1, closed="neither")
+#: A sampling rate: a float (not an int) in (0, 1].
+RATE = Interval(RealNotInt, 0, 1, closed="right")
+#: scikit-learn's random_state (None, an int in [0, 2**32 - 1], a RandomState) or a Generator.
+RANDOM_STATE = ["random_state", np.random.Generator]
+#: The tolerance of a non-private solve: a finite real > 0, or None for the solver's default.
+TOLERANCE = [POSITIVE, None]
+#: The string "auto" (a default computed from public quantities).
+AUTO = StrOptions({"auto"})
 
 
 def check_epsilon(epsilon):
@@ -23,11 +55,24 @@ def default_delta(n_samples):
 
 
 def check_delta(delta, n_samples):
-    """delta must be None (the default :func:`default_delta`) or a real in (0, 1)."""
+    """delta must be None (the default :func:`default_delta`) or a real in (0, 1).
+
+    A delta above ``1 / n_samples`` is accepted with a ``UserWarning``: a mechanism that
+    publishes one whole record at random with probability ``n delta >= 1`` satisfies such a
+    guarantee, so it protects nobody.
+    """
     if delta is None:
         return default_delta(n_samples)
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
         raise ValueError(f"delta must be None or a real number in (0, 1); got {delta!r}")
+    if delta > 1.0 / n_samples:
+        warnings.warn(
+            f"delta={delta!r} is above 1/n_samples={1.0 / n_samples:.3g}: a mechanism that "
+            "publishes a random record outright meets such a guarantee. Use delta much smaller "
+            "than 1/n (None gives min(1e-5, 0.1/n)).",
+            UserWarning,
+            stacklevel=3,
+        )
     return float(delta)
 
 

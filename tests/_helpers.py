@@ -8,6 +8,7 @@ from sklearn.preprocessing import Normalizer, StandardScaler
 from sklearn.svm import LinearSVC
 
 from skdp.datasets import find_data_dir, load_adult
+from skdp.estimator_checks import PRIVATE_FIT_FAILURES
 from skdp.losses import get_loss, objective
 from skdp.optimizers import available_optimizers
 
@@ -106,16 +107,6 @@ def relative_objective_gap(kind, est, X, y, reg=1.0):
     return (f_est - f_ref) / abs(f_ref)
 
 
-#: scikit-learn checks that a private fit fails by design (see tests/test_sklearn_checks.py).
-PRIVATE_ONLY_FAILURES = {
-    "check_sample_weight_equivalence_on_dense_data": (
-        "DP: a private fit depends on the public n (noise, batches), so repeating or zero-weight "
-        "rows change the distribution of the model; checked at epsilon=inf instead"
-    ),
-    "check_sample_weight_equivalence_on_sparse_data": (
-        "DP: as on dense data; checked at epsilon=inf instead"
-    ),
-    "check_all_zero_sample_weights_error": (
-        "DP: refusing all-zero weights would reveal them; checked at epsilon=inf instead"
-    ),
-}
+#: scikit-learn checks that a private fit fails by design (the public list, see
+#: skdp.estimator_checks and tests/test_sklearn_checks.py).
+PRIVATE_ONLY_FAILURES = PRIVATE_FIT_FAILURES

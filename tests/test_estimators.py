@@ -193,15 +193,17 @@ def test_ridge_targets_are_clipped_to_public_bounds():
 @pytest.mark.parametrize(
     "params, match",
     [
-        ({"epsilon": 0}, "epsilon must be > 0"),
-        ({"epsilon": -1.0}, "epsilon must be > 0"),
-        ({"epsilon": np.nan}, "epsilon must be a real"),
-        ({"delta": 0.0}, "delta must be None or a real number in \\(0, 1\\)"),
-        ({"delta": 1.0}, "delta must be None or a real number in \\(0, 1\\)"),
-        ({"optimizer": "dp_nope"}, "unknown optimizer 'dp_nope'"),
-        ({"data_norm": -1.0}, "data_norm must be a finite real number > 0"),
-        ({"C": 0.0}, "C must be a finite real number > 0"),
-        ({"accountant": "moments"}, "accountant must be one of"),
+        # scikit-learn's messages (InvalidParameterError, a ValueError)
+        ({"epsilon": 0}, r"'epsilon' parameter .* must be a float in the range \(0.0, inf\]"),
+        ({"epsilon": -1.0}, r"'epsilon' parameter .* must be a float in the range \(0.0, inf\]"),
+        ({"epsilon": np.nan}, r"'epsilon' parameter .* must be a float .* Got nan"),
+        ({"delta": 0.0}, r"'delta' parameter .* must be a float in the range \(0.0, 1.0\) or None"),
+        ({"delta": 1.0}, r"'delta' parameter .* must be a float in the range \(0.0, 1.0\) or None"),
+        ({"optimizer": "dp_nope"}, r"'optimizer' parameter .* must be a str among .*'dp_gdws'"),
+        ({"data_norm": -1.0}, r"'data_norm' parameter .* must be a float in the range \(0.0, inf\)"),
+        ({"C": 0.0}, r"'C' parameter .* must be a float in the range \(0.0, inf\)"),
+        ({"C": np.inf}, r"'C' parameter .* must be a float in the range \(0.0, inf\)"),
+        ({"accountant": "moments"}, r"'accountant' parameter .* must be a str among"),
     ],
 )
 def test_bad_parameters_raise_clear_errors(params, match):

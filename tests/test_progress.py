@@ -178,11 +178,11 @@ def test_no_callback_at_epsilon_inf(data, name):
 @pytest.mark.parametrize(
     "params, match",
     [
-        ({"callback": 3}, "callback must be None or a callable"),
-        ({"callback": print, "callback_every": 0}, "callback_every must be an int >= 1"),
-        ({"callback": print, "callback_every": 2.0}, "callback_every must be an int >= 1"),
+        ({"callback": 3}, "'callback' parameter .* must be a callable or None"),
+        ({"callback": print, "callback_every": 0}, "'callback_every' parameter .* must be an int"),
+        ({"callback": print, "callback_every": 2.0}, "'callback_every' parameter .* must be an int"),
         ({"callback": print, "callback_every": True}, "callback_every must be an int >= 1"),
-        ({"callback_every": -1}, "callback_every must be an int >= 1"),
+        ({"callback_every": -1}, "'callback_every' parameter .* must be an int"),
     ],
 )
 def test_bad_callback_parameters_raise_in_fit(data, params, match):
@@ -230,13 +230,14 @@ def test_warm_start_at_epsilon_inf_reaches_the_optimum_faster(data, name):
 )
 def test_warm_point_is_the_fitted_model(data, make):
     """The warm point is the previous optimum in the clipped design's parameterisation
-    (intercept scaling, DPRidge's target centre): the refit stops at its first gradient."""
+    (intercept scaling, DPRidge's target centre): the refit stops at its first gradient,
+    before any iteration."""
     X, y = data
     target = 2.0 + X @ np.array([1.0, -0.5, 0.0, 0.3, 0.0]) if isinstance(make(), DPRidge) else y
     est = make().fit(X, target)
     coef = est.coef_.copy()
     est.fit(X, target)
-    assert est.n_iter_ == 1
+    assert est.n_iter_ == 0
     np.testing.assert_allclose(est.coef_, coef, atol=1e-9)
 
 

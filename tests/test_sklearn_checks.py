@@ -1,6 +1,8 @@
 """scikit-learn's estimator checks for every estimator with every available optimizer.
 
-Private fits (the default epsilon=1) run every check. Three sample-weight checks compare a fit
+Private fits (the default epsilon=1) run every check, with the public list of the checks they
+fail by design (:func:`skdp.estimator_checks.expected_failed_checks`, what users pass to
+``check_estimator``). Three sample-weight checks compare a fit
 with a fit on *different* data and ask for the same model; under differential privacy that is
 impossible by design, so they are expected to fail there and are run instead on non-private
 (epsilon=inf) instances, where each optimizer must reach the optimum of the weighted objective:
@@ -20,9 +22,8 @@ import pytest
 from sklearn.utils.estimator_checks import estimator_checks_generator, parametrize_with_checks
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
+from skdp.estimator_checks import PRIVATE_FIT_FAILURES, expected_failed_checks
 from skdp.optimizers import available_optimizers, resolve_optimizer
-
-from ._helpers import PRIVATE_ONLY_FAILURES
 
 CLASSES = (DPLogisticRegression, DPLinearSVC, DPRidge)
 
@@ -32,16 +33,26 @@ ESTIMATORS = [
 
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: PRIVATE_ONLY_FAILURES)
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
 
 
+def test_expected_failures_are_the_sample_weight_checks_of_private_fits():
+    for cls in CLASSES:
+        assert set(expected_failed_checks(cls())) == set(PRIVATE_FIT_FAILURES)
+        assert expected_failed_checks(cls(epsilon=np.inf)) == {}
+        assert all(len(reason) > 40 for reason in expected_failed_checks(cls()).values())
+    assert set(PRIVATE_FIT_FAILURES) == {
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+        "check_all_zero_sample_weights_error",
+    }
+
+
 def _nonprivate(cls, name):
-    # Tight solver tolerances: the equivalence checks compare predictions at rtol 1e-7. dp_scd's
-    # tolerance is a relative duality gap, reached only at the round-off floor, so it runs its
-    # (cheap, on 15 rows) maximum number of epochs.
-    optimizer = resolve_optimizer(name).set_params(tol=0.0 if name == "dp_scd" else 1e-12)
+    # Tight solver tolerance: the equivalence checks compare predictions at rtol 1e-7.
+    optimizer = resolve_optimizer(name).set_params(tol=1e-12)
     return cls(epsilon=np.inf, optimizer=optimizer, max_sample_weight=5.0, random_state=0)
 
 
@@ -54,7 +65,7 @@ NONPRIVATE_CHECKS = [
     for name in available_optimizers()
     for cls in CLASSES
     for est, check in estimator_checks_generator(_nonprivate(cls, name))
-    if _check_name(check) in PRIVATE_ONLY_FAILURES
+    if _check_name(check) in PRIVATE_FIT_FAILURES
 ]
 
 
@@ -66,6 +77,6 @@ def test_sample_weight_checks_without_noise(estimator, check):
 def test_every_optimizer_and_estimator_runs_the_nonprivate_sample_weight_checks():
     ran = {(p.values[0].__class__.__name__, _check_name(p.values[1])) for p in NONPRIVATE_CHECKS}
     assert len(NONPRIVATE_CHECKS) == len(CLASSES) * len(available_optimizers()) * len(
-        PRIVATE_ONLY_FAILURES
+        PRIVATE_FIT_FAILURES
     )
-    assert ran == {(c.__name__, name) for c in CLASSES for name in PRIVATE_ONLY_FAILURES}
+    assert ran == {(c.__name__, name) for c in CLASSES for name in PRIVATE_FIT_FAILURES}

@@ -13,11 +13,18 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .._rows import clip_limit, clip_sparse_rows
-from .._validation import check_delta, check_epsilon, check_positive, make_generator
+from sklearn.utils._param_validation import StrOptions
+
+from .._rows import clip_limit, clip_sparse_rows, row_norms
+from .._validation import (
+    AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
+    check_delta, check_epsilon, check_positive, make_generator,
+)
 from ..ledger import _composed_epsilon as composed_epsilon
-from ..ledger import LedgerCarrierMixin, charge, ledgers_to_charge, precheck
-from ..optimizers import Budget, Problem, resolve_optimizer
+from ..ledger import LedgerCarrierMixin, PrivacyLedger, charge, ledgers_to_charge, precheck
+from ..optimizers import (
+    OPTIMIZER_NAMES, Budget, DPOptimizer, Problem, get_optimizer_class, resolve_optimizer,
+)
 from ..optimizers._base import nonprivate_record
 from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord
 from ..progress import check_callback
@@ -74,7 +81,7 @@ def clip_rows(X, data_norm, intercept_scaling=None):
     n, d = X.shape
     p = d + (intercept_scaling is not None)
     out = np.empty((n, p), dtype=np.float64)
-    norms = np.sqrt(np.einsum("ij,ij->i", X, X))
+    norms = row_norms(X)  # no overflow for huge entries (a row of 1e200 is clipped, not zeroed)
     limit = clip_limit(float(data_norm), d)
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(norms > limit, limit / norms, 1.0)
@@ -88,8 +95,32 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     """Base class of the skdp estimators (not for direct use).
 
     Subclasses define ``_encode_targets`` (targets -> loss and Y matrix), ``_regularisation``
-    and the prediction methods.
+    and the prediction methods, and extend ``_parameter_constraints`` with their own parameters
+    (their ``fit`` validates them all through scikit-learn's ``_fit_context``).
     """
+
+    # The parameters every estimator has; ``data_norm`` also accepts "auto" (a private estimate
+    # of the bound, whose cost is in the fit's guarantee).
+    _parameter_constraints: dict = {
+        "epsilon": [POSITIVE_OR_INF],
+        "delta": [OPEN_UNIT, None],
+        "optimizer": [StrOptions(set(OPTIMIZER_NAMES)), DPOptimizer],
+        "fit_intercept": ["boolean"],
+        "intercept_scaling": [POSITIVE],
+        "data_norm": [POSITIVE, AUTO],
+        "derivative_clip": [POSITIVE, AUTO],
+        "accountant": [StrOptions(set(ACCOUNTANTS))],
+        "random_state": RANDOM_STATE,
+        "verbose": ["verbose"],
+        "ledger": [PrivacyLedger, None],
+        "secure_mode": ["boolean"],
+        "max_sample_weight": [POSITIVE],
+        "warm_start": ["boolean"],
+        "callback": [callable, None],
+        "callback_every": [POSITIVE_INT],
+        "max_iter": [POSITIVE_INT, None],
+        "tol": TOLERANCE,
+    }
 
     # -- parameter checks ---------------------------------------------------------------------
     def _check_common_params(self, n_samples):
@@ -101,8 +132,57 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             raise ValueError(f"accountant must be one of {ACCOUNTANTS}; got {self.accountant!r}")
         if self.derivative_clip != "auto":
             check_positive(self.derivative_clip, "derivative_clip")
-        optimizer = resolve_optimizer(self.optimizer)
+        optimizer = self._resolve_optimizer()
         return epsilon, delta, data_norm, intercept_scaling, optimizer
+
+    def _resolve_optimizer(self):
+        """A fresh optimizer instance with the estimator's ``max_iter`` and ``tol`` applied.
+
+        The estimator's values (when not None) are set on the fresh instance, never on the
+        ``optimizer`` parameter; an optimizer instance that sets the same parameter to another
+        value is a contradiction and raises.
+        """
+        optimizer = resolve_optimizer(self.optimizer)
+        own = optimizer.get_params(deep=False)
+        overrides = {}
+        for key in ("max_iter", "tol"):
+            value = getattr(self, key)
+            if value is None:
+                continue
+            if own[key] is not None and own[key] != value:
+                raise ValueError(
+                    f"{key}={value!r} contradicts the optimizer's {key}={own[key]!r}; set it "
+                    f"on the estimator or on the optimizer ({key}=None on the other)"
+                )
+            overrides[key] = value
+        return optimizer.set_params(**overrides)
+
+    # -- optimizer__<param> with an optimizer given by its name -------------------------------
+    def get_params(self, deep=True):
+        """Parameters of the estimator; with ``deep=True`` also the optimizer's, as
+        ``optimizer__<name>`` (for an optimizer given by its name: its default instance's)."""
+        params = super().get_params(deep=deep)
+        if deep and isinstance(self.optimizer, str) and self.optimizer in OPTIMIZER_NAMES:
+            try:
+                default = get_optimizer_class(self.optimizer)()
+            except ValueError:  # not available in this build: nothing to expose
+                return params
+            for key, value in default.get_params(deep=False).items():
+                params[f"optimizer__{key}"] = value
+        return params
+
+    def set_params(self, **params):
+        """Set parameters; ``optimizer__<name>`` also works when ``optimizer`` is a name.
+
+        An optimizer given by its name stands for the default instance of its class, so
+        ``set_params(optimizer__max_iter=50)`` on ``optimizer="dp_gdws"`` sets ``optimizer`` to
+        ``DPGDWS(max_iter=50)`` (as ``GridSearchCV`` does with ``{"optimizer__max_iter": ...}``).
+        """
+        if any(key.startswith("optimizer__") for key in params):
+            optimizer = params.get("optimizer", self.optimizer)
+            if isinstance(optimizer, str):
+                params = {**params, "optimizer": get_optimizer_class(optimizer)()}
+        return super().set_params(**params)
 
     def _validate_X_y(self, X, y, **kwargs):
         return validate_data(self, X, y, accept_sparse=SPARSE_FORMATS, dtype=np.float64, **kwargs)

@@ -6,8 +6,10 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
     delta : float in (0, 1) or None, default=None
         None: ``min(1e-5, 0.1 / n_samples)``, a function of the public n only.
     optimizer : str or DPOptimizer, default=%(default_optimizer)s
-        One of :func:`skdp.optimizers.available_optimizers` or an optimizer instance (its
-        parameters are then tunable as ``optimizer__<name>``).
+        One of :func:`skdp.optimizers.available_optimizers` or an optimizer instance. Its
+        parameters are tunable as ``optimizer__<name>`` either way (a name stands for the
+        default instance of its class: ``set_params(optimizer__epochs=5)`` replaces it by the
+        instance with that parameter).
     fit_intercept : bool, default=True
         Fit an intercept through a constant column of value ``intercept_scaling``; the intercept
         is regularised like the other coefficients (needed for strong convexity).
@@ -63,7 +65,20 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         or losses. ``dp_nsgd_tree`` calls back at epoch ends. A non-private fit
         (``epsilon=np.inf``) never calls it.
     callback_every : int >= 1, default=1
-        Number of steps between two calls of ``callback``."""
+        Number of steps between two calls of ``callback``.
+    max_iter : int >= 1 or None, default=None
+        The optimizer's ``max_iter`` (None: the optimizer's own, which the optimizer instance
+        may set): the number of noisy steps of the full-batch optimizers (``dp_gdws``,
+        ``dp_nag_opt``, ``dp_masg``: at most; ``dp_sgld``: passes over the data) and, at
+        ``epsilon=np.inf``, of every optimizer the cap on the iterations of the non-private
+        solver. Set on a copy of the optimizer at fit time; the ``optimizer`` parameter is not
+        changed. ``optimizer__<name>`` sets any parameter of the optimizer, also when it is
+        given by its name.
+    tol : float > 0 or None, default=None
+        The optimizer's ``tol`` (None: the optimizer's own, 1e-8): the tolerance of the
+        non-private solver at ``epsilon=np.inf`` (the largest absolute gradient component at
+        the solution; a ``ConvergenceWarning`` when ``max_iter`` iterations do not reach it).
+        A private fit runs its fixed number of steps and ignores it."""
 
 PRIVACY_ATTRIBUTES = """epsilon_ : float
         Epsilon of the released model's guarantee: what the fit spent (at most ``epsilon``),
@@ -82,7 +97,8 @@ PRIVACY_ATTRIBUTES = """epsilon_ : float
     optimizer_ : DPOptimizer
         The optimizer instance used for the fit.
     n_iter_ : int
-        Number of iterations (noisy steps, or gradient evaluations at ``epsilon=inf``).
+        Number of iterations (noisy steps, or iterations of the non-private solver at
+        ``epsilon=inf``).
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when X has feature names that are all strings."""

@@ -1,9 +1,9 @@
 """DPRidge."""
 
 import numpy as np
-from sklearn.base import RegressorMixin
+from sklearn.base import RegressorMixin, _fit_context
 
-from .._validation import check_positive
+from .._validation import AUTO, POSITIVE, check_positive
 from ..losses import get_loss
 from ._base import DPLinearModel
 from ._docs import fill
@@ -41,12 +41,19 @@ class DPRidge(RegressorMixin, DPLinearModel):
         default_optimizer="dp_scd",
     )
 
+    # y_bounds also accepts "auto" (a private estimate of the bounds, charged to the fit).
+    _parameter_constraints: dict = {
+        **DPLinearModel._parameter_constraints,
+        "alpha": [POSITIVE],
+        "y_bounds": ["array-like", AUTO],
+    }
+
     def __init__(
         self, epsilon=1.0, delta=None, optimizer="dp_scd", alpha=1.0, fit_intercept=True,
         intercept_scaling=1.0, data_norm=1.0, y_bounds=(-1.0, 1.0), derivative_clip="auto",
         accountant="rdp", random_state=None, verbose=0, ledger=None,
         secure_mode=False, max_sample_weight=1.0, warm_start=False, callback=None,
-        callback_every=1,
+        callback_every=1, max_iter=None, tol=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -66,6 +73,8 @@ class DPRidge(RegressorMixin, DPLinearModel):
         self.warm_start = warm_start
         self.callback = callback
         self.callback_every = callback_every
+        self.max_iter = max_iter
+        self.tol = tol
 
     def _check_y_bounds(self):
         try:
@@ -78,6 +87,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
             raise ValueError(f"y_bounds must be finite with low < high; got {self.y_bounds!r}")
         return low, high
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.
 
@@ -95,6 +105,11 @@ class DPRidge(RegressorMixin, DPLinearModel):
         self
         """
         X, y = self._validate_X_y(X, y, y_numeric=True)
+        if y.dtype.kind not in "biuf":
+            raise ValueError(
+                f"{type(self).__name__} is a regressor: y must be numeric; got an array of dtype "
+                f"{y.dtype} (for example {str(y[0])!r})"
+            )
         alpha = check_positive(self.alpha, "alpha")
         low, high = self._check_y_bounds()
         centre, half = (low + high) / 2.0, (high - low) / 2.0

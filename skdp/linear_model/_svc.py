@@ -1,9 +1,10 @@
 """DPLinearSVC."""
 
 import numpy as np
-from sklearn.base import ClassifierMixin
+from sklearn.base import ClassifierMixin, _fit_context
+from sklearn.utils._param_validation import StrOptions
 
-from .._validation import check_positive
+from .._validation import POSITIVE, check_positive
 from ..losses import get_loss
 from ._base import DPLinearModel
 from ._classifier import resolve_classes
@@ -43,12 +44,19 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
     """
     )
 
+    _parameter_constraints: dict = {
+        **DPLinearModel._parameter_constraints,
+        "C": [POSITIVE],
+        "loss": [StrOptions({"squared_hinge"})],
+        "classes": ["array-like", None],
+    }
+
     def __init__(
         self, epsilon=1.0, delta=None, optimizer="dp_gdws", C=1.0, loss="squared_hinge",
         fit_intercept=True, intercept_scaling=1.0, data_norm=1.0, derivative_clip="auto",
         classes=None, accountant="rdp", random_state=None, verbose=0, ledger=None,
         secure_mode=False, max_sample_weight=1.0, warm_start=False, callback=None,
-        callback_every=1,
+        callback_every=1, max_iter=None, tol=None,
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -69,7 +77,10 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         self.warm_start = warm_start
         self.callback = callback
         self.callback_every = callback_every
+        self.max_iter = max_iter
+        self.tol = tol
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.
 

@@ -1,7 +1,7 @@
 """PrivateSearchCV: hyper-parameter search with one (epsilon, delta) guarantee for the whole search."""
 
 import math
-import numbers
+from numbers import Real
 import warnings
 
 import numpy as np
@@ -10,8 +10,13 @@ from sklearn.model_selection import ParameterGrid
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._validation import check_delta, check_positive, make_generator
-from ..ledger import LedgerCarrierMixin, _suspended, charge, ledgers_to_charge, precheck
+from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
+
+from .._validation import (
+    OPEN_UNIT, POSITIVE, POSITIVE_OR_INF, RANDOM_STATE, check_delta, make_generator,
+)
+from ..ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge, ledgers_to_charge
+from ..ledger import precheck
 from ..privacy import (
     ComposedEvent,
     GaussianEvent,
@@ -161,6 +166,22 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
     True
     """
 
+    _parameter_constraints: dict = {
+        "estimator": [HasMethods(["fit", "predict"])],
+        "param_grid": [dict, list, tuple],
+        "n_iter": [Interval(Real, 1, np.inf, closed="left")],
+        "shape": [Interval(Real, 0, np.inf, closed="both")],
+        "validation_fraction": [OPEN_UNIT],
+        "scoring": [StrOptions(set(_SCORINGS)), None],
+        "score_epsilon": [POSITIVE, None],
+        "delta": [OPEN_UNIT, None],
+        "max_epsilon": [POSITIVE_OR_INF, None],
+        "refit": ["boolean"],
+        "ledger": [PrivacyLedger, None],
+        "random_state": RANDOM_STATE,
+        "verbose": ["verbose"],
+    }
+
     def __init__(
         self, estimator, param_grid, *, n_iter=10, shape=1.0, validation_fraction=0.25,
         scoring=None, score_epsilon=None, delta=None, max_epsilon=None, refit=False,
@@ -198,23 +219,8 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         return candidates
 
     def _check_params(self):
-        if isinstance(self.n_iter, bool) or not isinstance(self.n_iter, numbers.Real) or not (
-            math.isfinite(self.n_iter) and self.n_iter >= 1
-        ):
-            raise ValueError(f"n_iter (the mean number of runs) must be a real >= 1; got {self.n_iter!r}")
-        if isinstance(self.shape, bool) or not isinstance(self.shape, numbers.Real) or not (
-            self.shape >= 0
-        ):
-            raise ValueError(f"shape must be a real >= 0 or np.inf; got {self.shape!r}")
-        vf = self.validation_fraction
-        if isinstance(vf, bool) or not isinstance(vf, numbers.Real) or not 0 < vf < 1:
-            raise ValueError(f"validation_fraction must be in (0, 1); got {vf!r}")
-        if self.scoring is not None and self.scoring not in _SCORINGS:
-            raise ValueError(f"scoring must be None or one of {_SCORINGS}; got {self.scoring!r}")
-        if self.score_epsilon is not None:
-            check_positive(self.score_epsilon, "score_epsilon")
-        if self.max_epsilon is not None:
-            check_positive(self.max_epsilon, "max_epsilon", allow_inf=True)
+        """The parameters against ``_parameter_constraints`` (InvalidParameterError)."""
+        self._validate_params()
 
     # -- the search -----------------------------------------------------------------------------
     def fit(self, X, y):

@@ -10,8 +10,13 @@ Given a :class:`Problem` (clipped data and public constants) and a :class:`Budge
 3. returns an :class:`OptimizeResult` holding the coefficients and the
    :class:`~skdp.privacy.PrivacyRecord` of what it released.
 
-``epsilon = inf`` means no noise and no gradient clipping: the optimizer must then run to the
-optimum of the same objective (checked against scikit-learn in the tests).
+``epsilon = inf`` means no noise and no gradient clipping: every optimizer then minimises the
+same objective with the shared non-private solver (:mod:`skdp.optimizers._nonprivate`, L-BFGS to
+``tol`` within ``max_iter`` iterations, a ``ConvergenceWarning`` when it stops short), checked
+against scikit-learn in the tests.
+
+Parameters are declared in ``_parameter_constraints`` and validated, the scikit-learn way
+(``InvalidParameterError``), at the start of every :meth:`DPOptimizer.solve`.
 """
 
 from dataclasses import dataclass, field
@@ -26,6 +31,7 @@ from .._rows import make_rows
 from ..losses import Loss
 from ..privacy import NonPrivateEvent, PrivacyRecord
 from ..progress import ProgressMonitor
+from ._nonprivate import minimize_objective
 
 __all__ = [
     "Problem", "Budget", "OptimizeResult", "DPOptimizer", "batch_fraction", "check_replay",
@@ -247,12 +253,15 @@ def _seal(result, traced):
 class DPOptimizer(BaseEstimator):
     """Base class of the private optimizers.
 
-    Subclasses set ``name`` and implement ``_solve_private`` and ``_solve_nonprivate``; they list
-    in ``required_problem_constants`` the public constants of :class:`Problem` their noise
-    calibration or step sizes use, which :meth:`solve` checks are finite and positive.
+    Subclasses set ``name``, declare their parameters in ``_parameter_constraints`` (every one
+    of them, including ``max_iter`` and ``tol``, which all optimizers have) and implement
+    ``_solve_private``; they list in ``required_problem_constants`` the public constants of
+    :class:`Problem` their noise calibration or step sizes use, which :meth:`solve` checks are
+    finite and positive. At ``epsilon = inf`` the shared :meth:`_solve_nonprivate` runs.
     """
 
     name = None
+    _parameter_constraints: dict = {}
     required_problem_constants = ("gradient_bound", "smoothness", "strong_convexity")
 
     supports_replay = False
@@ -294,6 +303,7 @@ class DPOptimizer(BaseEstimator):
         -------
         OptimizeResult
         """
+        self._check_params()
         progress = ProgressMonitor(callback, callback_every)
         if problem.init is not None and not self.supports_warm_start:
             raise ValueError(f"{type(self).__name__} cannot start from a given point (init)")
@@ -317,13 +327,35 @@ class DPOptimizer(BaseEstimator):
             bool(record_trace),
         )
 
+    def _check_params(self):
+        """Validate the parameters against ``_parameter_constraints`` (InvalidParameterError).
+
+        Always run, whatever scikit-learn's ``skip_parameter_validation``: an estimator's fit
+        skips the validation of nested objects, and an optimizer's parameters decide its noise.
+        """
+        self._validate_params()
+
     def _solve_private(
         self, problem, budget, rng, record_trace, replay=None, progress=None
     ):  # pragma: no cover
         raise NotImplementedError
 
-    def _solve_nonprivate(self, problem, rng):  # pragma: no cover
-        raise NotImplementedError
+    def _solve_nonprivate(self, problem, rng):
+        """``epsilon = inf``: the optimum of the same objective, by the shared L-BFGS solver.
+
+        Runs at most ``max_iter`` iterations (None: :data:`~._nonprivate.DEFAULT_MAX_ITER`) to
+        the tolerance ``tol`` (None: :data:`~._nonprivate.DEFAULT_TOL`) and warns
+        (``ConvergenceWarning``) when it stops before reaching it.
+        """
+        w, n_iter = minimize_objective(
+            problem, getattr(self, "max_iter", None), getattr(self, "tol", None),
+            name=type(self).__name__,
+        )
+        return OptimizeResult(
+            coef=w.reshape(problem.n_params, problem.n_outputs),
+            n_iter=int(n_iter),
+            record=nonprivate_record(0),
+        )
 
 
 def empty_trace():

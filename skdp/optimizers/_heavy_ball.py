@@ -1,6 +1,7 @@
-"""The non-private momentum solver used at ``epsilon = inf``.
+"""A non-private momentum solver with a fixed step: the tests' and benchmarks' reference.
 
-With no noise there is nothing to protect, so the solver may look at the objective: Nesterov's
+The optimizers themselves run :mod:`skdp.optimizers._nonprivate` (L-BFGS) at ``epsilon = inf``;
+this solver is kept as an independent check of that optimum. Nesterov's
 accelerated gradient with gradient-based adaptive restart (O'Donoghue & Candès 2015), stopped on a
 gradient-norm tolerance. None of this is ever used on a private path: there the number of steps is
 fixed in advance and nothing depends on the data.

@@ -7,7 +7,7 @@ method) and the noise scale ``noise_scale[t]``. The number of steps is the lengt
 schedules, fixed before the data is touched.
 
 At ``epsilon = inf`` both optimizers use the shared non-private solver
-:func:`skdp.optimizers._heavy_ball.momentum_to_optimum` (Nesterov with adaptive restart).
+(:mod:`skdp.optimizers._nonprivate`, L-BFGS).
 """
 
 import numpy as np

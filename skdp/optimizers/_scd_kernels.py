@@ -1,5 +1,5 @@
-"""Jitted pieces of dp_scd: the dual coordinate updates, the private mini-batch kernel and the
-non-private sequential SDCA used at ``epsilon = inf``.
+"""Jitted pieces of dp_scd: the dual coordinate updates and the private mini-batch kernel
+(at ``epsilon = inf`` dp_scd runs the shared non-private solver, :mod:`._nonprivate`).
 
 Notation (sklearn layout, examples are rows). The primal is
 ``F(W) = (1/n) sum_i loss(W.T x_i, y_i) + (lam/2) ||W||_F^2`` with ``W`` of shape (p, K); the
@@ -40,18 +40,16 @@ import math
 import numpy as np
 from numba import njit
 
-from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector, loss_value
+from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector
 from ..privacy.noise import add_gaussian_noise
 from .._rows import clip_limit, margins_and_sqnorm, row_weight
 from ._glm import add_example_gradient, axpy_row
 
-__all__ = ["dp_scd_kernel", "poisson_sorted", "sdca_to_optimum", "coordinate_update", "duality_gap"]
+__all__ = ["dp_scd_kernel", "poisson_sorted", "coordinate_update"]
 
 #: Margin of the dual box of the logistic losses for the private one-step update (the paper's
 #: code uses 1e-4): the Newton step needs beta strictly inside (0, 1).
 PRIVATE_BOX = 1e-4
-#: The box of the exact (non-private) solve: tiny, so it does not move the optimum.
-EXACT_BOX = 1e-12
 
 
 @njit(cache=True, nogil=True)
@@ -393,89 +391,3 @@ def dp_scd_kernel(
         for j in range(D):
             v[j] += dv[j]
     return n_steps
-
-
-@njit(cache=True, nogil=True)
-def _conjugate(loss_id, Y, alpha, i, K):
-    """loss*(-alpha) for a feasible dual block (0 log 0 = 0)."""
-    f = 0.0
-    if loss_id == SQUARED:
-        for k in range(K):
-            f += 0.5 * alpha[i, k] ** 2 - Y[i, k] * alpha[i, k]
-    elif loss_id == SQUARED_HINGE:
-        for k in range(K):
-            b = Y[i, k] * alpha[i, k]
-            f += 0.25 * b * b - b
-    elif loss_id == LOGISTIC:
-        for k in range(K):
-            b = Y[i, k] * alpha[i, k]
-            if 0.0 < b < 1.0:
-                f += b * math.log(b) + (1.0 - b) * math.log1p(-b)
-    else:
-        for k in range(K):
-            b = Y[i, k] - alpha[i, k]
-            if b > 0.0:
-                f += b * math.log(b)
-    return f
-
-
-@njit(cache=True, nogil=True)
-def duality_gap(X, Y, alpha, v, loss_id, inv_lam, z):
-    """(primal value F(V/Lam), duality gap) for a dual point with V = sum_i w_i outer(x_i,
-    alpha_i) (tau = inf; w_i the example weights)."""
-    n = X.shape[0]
-    K = Y.shape[1]
-    lam = 1.0 / (inv_lam * n)
-    sl = 0.0
-    sc = 0.0
-    for i in range(n):
-        wi = row_weight(X, i)
-        if wi == 0.0:
-            continue
-        margins_and_sqnorm(X, v, i, K, inv_lam, z)
-        sl += wi * loss_value(loss_id, z, Y, i, K)
-        sc += wi * _conjugate(loss_id, Y, alpha, i, K)
-    w2 = 0.0
-    for j in range(v.shape[0]):
-        w2 += v[j] * v[j]
-    w2 *= inv_lam * inv_lam
-    primal = sl / n + 0.5 * lam * w2
-    return primal, (sl + sc) / n + lam * w2
-
-
-@njit(cache=True, nogil=True)
-def sdca_to_optimum(X, Y, alpha, v, loss_id, inv_lam, n_newton, tol, max_epochs, rng, perm, zeta, z, work):
-    """Sequential SDCA (Shalev-Shwartz & Zhang 2013): exact coordinate steps, one random
-    permutation per epoch, until the duality gap is <= tol * |F| or ``max_epochs``.
-
-    Non-private (no clipping, no noise, data-dependent stopping): ``epsilon = inf`` only.
-    ``tol = 0`` runs all ``max_epochs``: the gap is only measurable down to round-off (about
-    1e-16 |F|), which bounds the coefficient error by about sqrt(1e-16 / lam) only.
-    Returns (epochs run, final relative gap).
-    """
-    n = X.shape[0]
-    K = Y.shape[1]
-    rel = np.inf
-    epoch = 0
-    while epoch < max_epochs:
-        for j in range(n):  # a fresh uniform permutation (Fisher-Yates)
-            k = j + rng.integers(0, n - j)
-            tmp = perm[j]
-            perm[j] = perm[k]
-            perm[k] = tmp
-        for r in range(n):
-            i = perm[r]
-            wi = row_weight(X, i)
-            if wi == 0.0:  # a zero-weight example is not in the objective
-                continue
-            s = margins_and_sqnorm(X, v, i, K, inv_lam, z)
-            coordinate_update(loss_id, Y, alpha, i, z, wi * s, inv_lam, 1.0, np.inf, EXACT_BOX, n_newton, zeta, work)
-            for k in range(K):
-                alpha[i, k] += zeta[k]
-            add_example_gradient(X, i, zeta, K, wi, v)
-        epoch += 1
-        primal, gap = duality_gap(X, Y, alpha, v, loss_id, inv_lam, z)
-        rel = gap / max(abs(primal), 1e-300)
-        if tol > 0.0 and rel <= tol:  # tol = 0: all max_epochs (past the gap's round-off)
-            break
-    return epoch, rel

@@ -6,9 +6,11 @@ algorithms*, SIAM J. Optim. (DP-SHB); N. Kuru, PhD thesis, Sabancı University (
 """
 
 import math
+from numbers import Real
 
 import numpy as np
 from numba import njit
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..privacy import (
     GaussianEvent,
@@ -18,11 +20,11 @@ from ..privacy import (
     calibrate_noise_multiplier,
 )
 from ..privacy.noise import GAUSSIAN, LAPLACE, add_noise
+from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
-from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
+from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
-from ._heavy_ball import momentum_to_optimum
 
 __all__ = ["DPGDWS"]
 
@@ -88,29 +90,29 @@ class DPGDWS(DPOptimizer):
 
     Parameters
     ----------
-    max_iter : int or None, default=None
-        Number of noisy steps T of a private fit (None: 100). At ``epsilon=inf`` the cap on
-        the number of gradient evaluations (None: 10000), with early stopping on ``tol``.
+    max_iter : int >= 1 or None, default=None
+        Number of noisy steps T of a private fit (None: 100). At ``epsilon=inf`` the cap on the
+        iterations of the non-private solver (None: 1000).
     batch_size : None, int or float, default=None
         None: full batch. An int: the expected Poisson batch size. A float in (0, 1]: the
         Poisson sampling rate.
     smoothing : float in (0, 1] or "auto", default="auto"
         Weight of the new gradient in the running average (the thesis's beta; 1 is plain DP-GD).
-        "auto": 0.1 for a private fit (the thesis's best value); at ``epsilon=inf`` the value
-        that makes the momentum accelerated, ``2 r / (1 + r)`` with ``r = sqrt(mu / L)``.
+        "auto": 0.1 (the thesis's best value). Unused at ``epsilon=inf``.
     step : "noise_adaptive", "c_over_L" or float, default="noise_adaptive"
         "noise_adaptive": the thesis's rule (Th-4.21) in mean form, capped so that
         ``step * smoothing <= 1/L``; "c_over_L": ``c / (L * smoothing)`` (the paper's heavy-ball
-        step c/L); a float: the step itself. At ``epsilon=inf`` "noise_adaptive" means 1/L.
+        step c/L); a float: the step itself. Unused at ``epsilon=inf``.
     c : float, default=1.0
         Step multiplier of "c_over_L".
     mechanism : {"gaussian", "laplace"}, default="gaussian"
-    tol : float, default=1e-6
-        Gradient-norm tolerance of the non-private fit (``epsilon=inf`` only).
+    tol : float > 0 or None, default=None
+        Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient
+        component at the solution (None: 1e-8).
 
-    At ``epsilon=inf`` there is nothing to protect: the fit uses the same momentum with
-    Nesterov's look-ahead and adaptive restart (see :mod:`skdp.optimizers._heavy_ball`) and stops
-    on ``tol``, so that it reaches the optimum of the objective.
+    At ``epsilon=inf`` there is nothing to protect: the fit runs the shared non-private solver
+    (L-BFGS on the same objective, :mod:`skdp.optimizers._nonprivate`) to ``tol``, and warns
+    (``ConvergenceWarning``) when ``max_iter`` iterations do not get there.
 
     Notes
     -----
@@ -125,9 +127,19 @@ class DPGDWS(DPOptimizer):
     name = "dp_gdws"
     supports_replay = True
 
+    _parameter_constraints: dict = {
+        "max_iter": [POSITIVE_INT, None],
+        "batch_size": [None, POSITIVE_INT, RATE],
+        "smoothing": [Interval(Real, 0, 1, closed="right"), AUTO],
+        "step": [StrOptions({"noise_adaptive", "c_over_L"}), POSITIVE],
+        "c": [POSITIVE],
+        "mechanism": [StrOptions({"gaussian", "laplace"})],
+        "tol": TOLERANCE,
+    }
+
     def __init__(
         self, max_iter=None, batch_size=None, smoothing="auto", step="noise_adaptive", c=1.0,
-        mechanism="gaussian", tol=1e-6,
+        mechanism="gaussian", tol=None,
     ):
         self.max_iter = max_iter
         self.batch_size = batch_size
@@ -138,26 +150,11 @@ class DPGDWS(DPOptimizer):
         self.tol = tol
 
     # -- parameters ---------------------------------------------------------------------------
-    def _check_params(self):
-        if self.mechanism not in ("gaussian", "laplace"):
-            raise ValueError(
-                f"mechanism must be 'gaussian' or 'laplace', got {self.mechanism!r}"
-            )
-        if self.smoothing != "auto" and not (0.0 < float(self.smoothing) <= 1.0):
-            raise ValueError(f"smoothing must be 'auto' or in (0, 1], got {self.smoothing!r}")
-        if isinstance(self.step, str) and self.step not in ("noise_adaptive", "c_over_L"):
-            raise ValueError(
-                f"step must be 'noise_adaptive', 'c_over_L' or a positive float, got {self.step!r}"
-            )
-        if not isinstance(self.step, str) and not float(self.step) > 0:
-            raise ValueError(f"step must be positive, got {self.step!r}")
-        if self.max_iter is not None and int(self.max_iter) < 1:
-            raise ValueError(f"max_iter must be >= 1 or None, got {self.max_iter!r}")
-
     def _n_steps(self, private):
+        """Noisy steps of a private fit (``max_iter``, default 100)."""
         if self.max_iter is not None:
             return int(self.max_iter)
-        return 100 if private else 10000
+        return 100
 
     # -- private fit --------------------------------------------------------------------------
     def _calibrate(self, problem, budget, n_steps, q):
@@ -234,28 +231,4 @@ class DPGDWS(DPOptimizer):
             record=record,
             trace=trace if record_trace else None,
             extras={"step": step, "smoothing": smoothing, "noise_scale": noise_scale},
-        )
-
-    # -- non-private fit ----------------------------------------------------------------------
-    def _solve_nonprivate(self, problem, rng):
-        self._check_params()
-        L, mu = problem.smoothness, problem.strong_convexity
-        if self.smoothing == "auto":
-            r = math.sqrt(mu / L)
-            smoothing = 2.0 * r / (1.0 + r)
-        else:
-            smoothing = float(self.smoothing)
-        if isinstance(self.step, str):
-            hb_step = (self.c if self.step == "c_over_L" else 1.0) / L
-        else:
-            hb_step = float(self.step) * smoothing
-        w = problem.start()
-        n_iter = momentum_to_optimum(
-            problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, hb_step,
-            1.0 - smoothing, self.tol, self._n_steps(private=False),
-        )
-        return OptimizeResult(
-            coef=w.reshape(problem.n_params, problem.n_outputs),
-            n_iter=int(n_iter),
-            record=nonprivate_record(0),
         )

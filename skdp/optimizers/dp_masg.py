@@ -5,10 +5,14 @@ algorithms*, SIAM J. Optim., §4.2 (DP-MASG, DP-MASG-opt), after Aybat, Fallah, 
 Ozdaglar (NeurIPS 2019). See ``docs/optimizers/dp_masg.rst``.
 """
 
-import numbers
+from numbers import Real
 
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from .._validation import POSITIVE_INT
 from ._allocation import masg_schedule
-from .dp_nag_opt import _AcceleratedDPOptimizer
+from .dp_nag_opt import _COMMON_CONSTRAINTS, _AcceleratedDPOptimizer
 
 __all__ = ["DPMASG"]
 
@@ -43,9 +47,9 @@ class DPMASG(_AcceleratedDPOptimizer):
 
     Parameters
     ----------
-    max_iter : int or None, default=None
+    max_iter : int >= 1 or None, default=None
         Private fit: the largest number of noisy steps (None: 1000). ``epsilon=inf``: the cap on
-        gradient evaluations (None: 10000).
+        the iterations of the non-private solver (None: 1000).
     batch_size : None, int or float, default=None
         None: full batch. An int: the expected Poisson batch size. A float in (0, 1]: the
         Poisson sampling rate.
@@ -56,13 +60,14 @@ class DPMASG(_AcceleratedDPOptimizer):
     E0 : "auto" or float, default="auto"
         Guess of ``F(x_0) - F*`` used only to choose T* (see DPNAGOpt).
     mechanism : {"gaussian", "laplace"}, default="gaussian"
-    stage_p : int, default=1
+    stage_p : float >= 1, default=1
         The paper's p >= 1 in the stage length ``2^k ceil(sqrt(kappa) ln 2^(p+2))``.
     first_stage : int or None, default=None
         Length n_1 of stage 1 (None: ``ceil(2 sqrt(kappa) ln sqrt(kappa))``, at least 1).
-    tol : float, default=1e-6
-        Gradient-norm tolerance of the non-private fit (``epsilon=inf`` only; the stages are
-        irrelevant without noise and the restarted Nesterov solver of DPNAGOpt is used).
+    tol : float > 0 or None, default=None
+        Tolerance of the non-private fit (``epsilon=inf`` only; the stages are irrelevant
+        without noise and the shared L-BFGS solver is used): the largest absolute gradient
+        component at the solution (None: 1e-8).
 
     Notes
     -----
@@ -72,10 +77,15 @@ class DPMASG(_AcceleratedDPOptimizer):
     """
 
     name = "dp_masg"
+    _parameter_constraints: dict = {
+        **_COMMON_CONSTRAINTS,
+        "stage_p": [Interval(Real, 1, np.inf, closed="left")],
+        "first_stage": [POSITIVE_INT, None],
+    }
 
     def __init__(
         self, max_iter=None, batch_size=None, c=1.0, allocation="optimal", reselect_T=True,
-        E0="auto", mechanism="gaussian", stage_p=1, first_stage=None, tol=1e-6,
+        E0="auto", mechanism="gaussian", stage_p=1, first_stage=None, tol=None,
     ):
         self.max_iter = max_iter
         self.batch_size = batch_size
@@ -87,21 +97,6 @@ class DPMASG(_AcceleratedDPOptimizer):
         self.stage_p = stage_p
         self.first_stage = first_stage
         self.tol = tol
-
-    def _check_params(self):
-        super()._check_params()
-        if not (
-            isinstance(self.stage_p, numbers.Real)
-            and not isinstance(self.stage_p, bool)
-            and self.stage_p >= 1
-        ):
-            raise ValueError(f"stage_p must be a real >= 1, got {self.stage_p!r}")
-        if self.first_stage is not None and not (
-            isinstance(self.first_stage, numbers.Integral)
-            and not isinstance(self.first_stage, bool)
-            and self.first_stage >= 1
-        ):
-            raise ValueError(f"first_stage must be None or an int >= 1, got {self.first_stage!r}")
 
     def _schedule(self, L, mu, T):
         return masg_schedule(T, L, mu, float(self.c), float(self.stage_p), self.first_stage)

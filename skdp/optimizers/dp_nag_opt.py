@@ -6,9 +6,9 @@ derivation of the Gaussian allocation and the deviations from the paper.
 """
 
 import math
-import numbers
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
 from ..privacy import (
     GaussianEvent,
@@ -30,59 +30,40 @@ from ._allocation import (
     nag_schedule,
     select_n_steps,
 )
-from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
-from ._heavy_ball import momentum_to_optimum
+from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
+from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._nesterov import nesterov_kernel
 
 __all__ = ["DPNAGOpt"]
 
+#: The parameters dp_nag_opt and dp_masg share.
+_COMMON_CONSTRAINTS = {
+    "max_iter": [POSITIVE_INT, None],
+    "batch_size": [None, POSITIVE_INT, RATE],
+    "c": [POSITIVE],
+    "allocation": [StrOptions({"optimal", "uniform"})],
+    "reselect_T": ["boolean"],
+    "E0": [AUTO, POSITIVE],
+    "mechanism": [StrOptions({"gaussian", "laplace"})],
+    "tol": TOLERANCE,
+}
+
 _PRIVATE_MAX_ITER = 1000
-_NONPRIVATE_MAX_ITER = 10000
-
-
-def _is_real(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
 class _AcceleratedDPOptimizer(DPOptimizer):
     """What dp_nag_opt and dp_masg share: calibration, allocation, T*, the kernel call.
 
-    Subclasses implement ``_schedule(L, mu, T)`` (a :class:`~._allocation.Schedule`) and may
-    extend ``_check_params``.
+    Subclasses implement ``_schedule(L, mu, T)`` (a :class:`~._allocation.Schedule`) and
+    declare their parameters (at least those in :data:`_COMMON_CONSTRAINTS`).
     """
 
     # -- parameters ---------------------------------------------------------------------------
-    def _check_params(self):
-        if self.mechanism not in ("gaussian", "laplace"):
-            raise ValueError(
-                f"mechanism must be 'gaussian' or 'laplace', got {self.mechanism!r}"
-            )
-        if self.allocation not in ("optimal", "uniform"):
-            raise ValueError(
-                f"allocation must be 'optimal' or 'uniform', got {self.allocation!r}"
-            )
-        if not (_is_real(self.c) and math.isfinite(self.c) and self.c > 0):
-            raise ValueError(f"c must be a finite real > 0, got {self.c!r}")
-        if self.max_iter is not None and not (
-            isinstance(self.max_iter, numbers.Integral)
-            and not isinstance(self.max_iter, bool)
-            and self.max_iter >= 1
-        ):
-            raise ValueError(f"max_iter must be None or an int >= 1, got {self.max_iter!r}")
-        if not isinstance(self.reselect_T, (bool, np.bool_)):
-            raise ValueError(f"reselect_T must be True or False, got {self.reselect_T!r}")
-        if not (
-            (isinstance(self.E0, str) and self.E0 == "auto")
-            or (_is_real(self.E0) and math.isfinite(self.E0) and self.E0 > 0)
-        ):
-            raise ValueError(f"E0 must be 'auto' or a finite real > 0, got {self.E0!r}")
-        if not (_is_real(self.tol) and self.tol > 0):
-            raise ValueError(f"tol must be a real > 0, got {self.tol!r}")
-
     def _n_steps(self, private):
+        """The largest number of noisy steps of a private fit (``max_iter``, default 1000)."""
         if self.max_iter is not None:
             return int(self.max_iter)
-        return _PRIVATE_MAX_ITER if private else _NONPRIVATE_MAX_ITER
+        return _PRIVATE_MAX_ITER
 
     def _schedule(self, L, mu, T):  # pragma: no cover - interface
         raise NotImplementedError
@@ -207,22 +188,6 @@ class _AcceleratedDPOptimizer(DPOptimizer):
             extras={"schedule": schedule, "noise_scale": scales, "bound": record.details["bound"]},
         )
 
-    # -- non-private fit ----------------------------------------------------------------------
-    def _solve_nonprivate(self, problem, rng):
-        self._check_params()
-        L, mu = problem.smoothness, problem.strong_convexity
-        r = math.sqrt(mu / L)
-        w = problem.start()
-        n_iter = momentum_to_optimum(
-            problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
-            (1.0 - r) / (1.0 + r), float(self.tol), self._n_steps(private=False),
-        )
-        return OptimizeResult(
-            coef=w.reshape(problem.n_params, problem.n_outputs),
-            n_iter=int(n_iter),
-            record=nonprivate_record(0),
-        )
-
 
 class DPNAGOpt(_AcceleratedDPOptimizer):
     """Differentially private Nesterov accelerated gradient with optimised noise allocation.
@@ -263,9 +228,10 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
 
     Parameters
     ----------
-    max_iter : int or None, default=None
+    max_iter : int >= 1 or None, default=None
         Private fit: the largest number of noisy steps (None: 1000); the fit runs T* <= max_iter
-        steps when ``reselect_T``. ``epsilon=inf``: the cap on gradient evaluations (None: 10000).
+        steps when ``reselect_T``. ``epsilon=inf``: the cap on the iterations of the non-private
+        solver (None: 1000).
     batch_size : None, int or float, default=None
         None: full batch. An int: the expected Poisson batch size. A float in (0, 1]: the
         Poisson sampling rate.
@@ -280,15 +246,17 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
         data-free ``F(0)`` (``K ln 2`` logistic, ``ln K`` multinomial, ``K`` squared hinge,
         ``clip^2 / 8`` squared).
     mechanism : {"gaussian", "laplace"}, default="gaussian"
-    tol : float, default=1e-6
-        Gradient-norm tolerance of the non-private fit (``epsilon=inf`` only).
+    tol : float > 0 or None, default=None
+        Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient
+        component at the solution (None: 1e-8).
 
     Notes
     -----
     The released quantity of step t (what ``record_trace`` records) is the clipped gradient sum at
     ``y_t`` before and after its noise; ``record.sensitivity`` is G (L2) or ``sqrt(p K) G`` (L1).
-    At ``epsilon=inf``: Nesterov with step 1/L, momentum ``(1 - sqrt(mu/L)) / (1 + sqrt(mu/L))``,
-    gradient restart and a gradient-norm stop, to the optimum of the same objective.
+    At ``epsilon=inf``: the shared non-private solver (L-BFGS on the same objective,
+    :mod:`skdp.optimizers._nonprivate`) to ``tol``, with a ``ConvergenceWarning`` when
+    ``max_iter`` iterations do not get there.
 
     Deviations from the paper, and why: Gaussian noise with zCDP/RDP accounting by default (the
     paper is pure epsilon-DP only); zero-out instead of replace-one neighbours; L is the data-free
@@ -298,10 +266,11 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
     """
 
     name = "dp_nag_opt"
+    _parameter_constraints: dict = dict(_COMMON_CONSTRAINTS)
 
     def __init__(
         self, max_iter=None, batch_size=None, c=1.0, allocation="optimal", reselect_T=True,
-        E0="auto", mechanism="gaussian", tol=1e-6,
+        E0="auto", mechanism="gaussian", tol=None,
     ):
         self.max_iter = max_iter
         self.batch_size = batch_size

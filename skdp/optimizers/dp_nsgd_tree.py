@@ -7,9 +7,10 @@ argument and the deviations from the paper.
 
 from dataclasses import replace
 import math
-import numbers
+from numbers import Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..privacy import PrivacyRecord, calibrate_noise_multiplier
 from ..privacy.tree import (
@@ -22,21 +23,14 @@ from ..privacy.tree import (
     tree_depth,
 )
 from ..progress import ProgressMonitor, prefix_epsilon
-from ._base import DPOptimizer, OptimizeResult, empty_trace, nonprivate_record, trace_buffer
-from ._heavy_ball import momentum_to_optimum
+from .._validation import AUTO, POSITIVE, POSITIVE_INT, TOLERANCE
+from ._base import DPOptimizer, OptimizeResult, empty_trace, trace_buffer
 from ._tree_kernels import N_STATE, nsgd_tree_epoch
 
 __all__ = ["DPNSGDTree"]
 
 #: Steps per epoch of ``batch_size="auto"`` (spec section 3.2: 8 and 32 were best on Adult).
 AUTO_STEPS_PER_EPOCH = 16
-#: Cap on the gradient evaluations of the non-private solver (``epsilon=inf``).
-NONPRIVATE_MAX_ITER = 20000
-
-
-def _is_real(value):
-    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_))
-
 
 def _trailing_zeros(t):
     return (t & -t).bit_length() - 1
@@ -117,16 +111,20 @@ class DPNSGDTree(DPOptimizer):
         combination with its children (post-processing, no privacy cost; draws every completing
         node, about two noise vectors per step; cuts the momentum noise variance by 30-40 %).
         False: the paper's plain estimates (one noise vector per step).
-    tol : float, default=1e-6
-        Gradient-norm tolerance of the non-private fit (``epsilon=inf`` only).
+    tol : float > 0 or None, default=None
+        Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient
+        component at the solution (None: 1e-8).
+    max_iter : int >= 1 or None, default=None
+        Maximum number of iterations of the non-private fit (``epsilon=inf`` only; None:
+        1000). A private fit runs ``epochs``.
 
     Notes
     -----
     ``epsilon=inf``: there is nothing to protect, and normalized SGD with a decaying step
-    reaches the optimum only slowly, so the fit runs the library's non-private heavy-ball
-    solver with adaptive restart (:func:`~skdp.optimizers._heavy_ball.momentum_to_optimum`,
-    step 1/L, momentum from ``sqrt(mu / L)``) to ``tol`` on the same (unclipped) objective;
-    ``epochs``, ``batch_size``, ``momentum``, ``learning_rate`` and ``tree`` are then unused.
+    reaches the optimum only slowly, so the fit runs the library's shared non-private solver
+    (L-BFGS, :mod:`skdp.optimizers._nonprivate`) to ``tol`` on the same (unclipped) objective,
+    with a ``ConvergenceWarning`` when ``max_iter`` iterations do not get there; ``epochs``,
+    ``batch_size``, ``momentum``, ``learning_rate`` and ``tree`` are then unused.
 
     Deviations from the paper: zero-out instead of replace-one (Delta halves); mini-batches of a
     public size; the tree restarts per epoch (or is epoch-aligned) so that no node straddles an
@@ -144,9 +142,21 @@ class DPNSGDTree(DPOptimizer):
     supports_replay = True
     required_problem_constants = ("gradient_bound",)
 
+    _parameter_constraints: dict = {
+        "epochs": [POSITIVE_INT],
+        "batch_size": [AUTO, None, POSITIVE_INT],
+        "momentum": [AUTO, Interval(Real, 0, 1, closed="left")],
+        "learning_rate": [AUTO, POSITIVE],
+        "schedule": [StrOptions({"linear", "constant"})],
+        "tree": [StrOptions(set(TREE_LAYOUTS))],
+        "honaker": ["boolean"],
+        "tol": TOLERANCE,
+        "max_iter": [POSITIVE_INT, None],
+    }
+
     def __init__(
         self, epochs=20, batch_size="auto", momentum="auto", learning_rate="auto",
-        schedule="linear", tree="restart", honaker=True, tol=1e-6,
+        schedule="linear", tree="restart", honaker=True, tol=None, max_iter=None,
     ):
         self.epochs = epochs
         self.batch_size = batch_size
@@ -156,40 +166,9 @@ class DPNSGDTree(DPOptimizer):
         self.tree = tree
         self.honaker = honaker
         self.tol = tol
+        self.max_iter = max_iter
 
     # -- parameters ---------------------------------------------------------------------------
-    def _check_params(self):
-        if isinstance(self.epochs, bool) or not isinstance(self.epochs, (int, np.integer)) or (
-            self.epochs < 1
-        ):
-            raise ValueError(f"epochs must be an int >= 1, got {self.epochs!r}")
-        if self.batch_size not in ("auto", None) and (
-            isinstance(self.batch_size, bool)
-            or not isinstance(self.batch_size, (int, np.integer))
-            or self.batch_size < 1
-        ):
-            raise ValueError(
-                f"batch_size must be 'auto', None or an int >= 1, got {self.batch_size!r}"
-            )
-        if self.momentum != "auto" and not (_is_real(self.momentum) and 0.0 <= self.momentum < 1.0):
-            raise ValueError(f"momentum must be 'auto' or in [0, 1), got {self.momentum!r}")
-        if self.learning_rate != "auto" and not (
-            _is_real(self.learning_rate)
-            and math.isfinite(self.learning_rate)
-            and self.learning_rate > 0
-        ):
-            raise ValueError(
-                f"learning_rate must be 'auto' or a positive float, got {self.learning_rate!r}"
-            )
-        if self.schedule not in ("linear", "constant"):
-            raise ValueError(f"schedule must be 'linear' or 'constant', got {self.schedule!r}")
-        if self.tree not in TREE_LAYOUTS:
-            raise ValueError(f"tree must be one of {TREE_LAYOUTS}, got {self.tree!r}")
-        if not isinstance(self.honaker, (bool, np.bool_)):
-            raise ValueError(f"honaker must be a bool, got {self.honaker!r}")
-        if not (_is_real(self.tol) and self.tol > 0):
-            raise ValueError(f"tol must be a positive float, got {self.tol!r}")
-
     def _settings(self, problem):
         """(b, M, E, alpha, eta0): public quantities only."""
         n = problem.n_samples
@@ -355,21 +334,4 @@ class DPNSGDTree(DPOptimizer):
                 "batch_size": b, "steps_per_epoch": M, "alpha": alpha, "learning_rate": eta0,
                 "noise_std": sigma, "trace_sensitivity": sens,
             },
-        )
-
-    # -- non-private fit ----------------------------------------------------------------------
-    def _solve_nonprivate(self, problem, rng):
-        self._check_params()
-        L, mu = problem.smoothness, problem.strong_convexity
-        r = math.sqrt(mu / L)
-        smoothing = 2.0 * r / (1.0 + r)
-        w = problem.start()
-        n_iter = momentum_to_optimum(
-            problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
-            1.0 - smoothing, float(self.tol), NONPRIVATE_MAX_ITER,
-        )
-        return OptimizeResult(
-            coef=w.reshape(problem.n_params, problem.n_outputs),
-            n_iter=int(n_iter),
-            record=nonprivate_record(0),
         )

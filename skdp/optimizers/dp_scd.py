@@ -9,6 +9,7 @@ import functools
 import math
 
 import numpy as np
+from sklearn.utils._param_validation import StrOptions
 
 from ..losses import LOGISTIC, MULTINOMIAL, SQUARED
 from ..privacy import (
@@ -18,11 +19,12 @@ from ..privacy import (
     SelfComposedEvent,
     calibrate_noise_multiplier,
 )
+from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._base import (
-    DPOptimizer, OptimizeResult, batch_fraction, check_replay, empty_trace, nonprivate_record,
+    DPOptimizer, OptimizeResult, batch_fraction, check_replay, empty_trace,
 )
-from ._scd_kernels import PRIVATE_BOX, dp_scd_kernel, sdca_to_optimum
+from ._scd_kernels import PRIVATE_BOX, dp_scd_kernel
 
 __all__ = ["DPSCD"]
 
@@ -77,9 +79,10 @@ class DPSCD(DPOptimizer):
     ----------
     epochs : float, default=10
         Passes over the data of a private fit; T = max(1, floor(epochs * n / L)) noisy steps.
-    batch_size : "auto", int or float, default="auto"
+    batch_size : "auto", None, int or float, default="auto"
         The expected batch size L (Poisson sampling rate L / n). "auto": round(sqrt(n)) clipped
-        to [10, 1000] (and to n). A float in (0, 1] is the rate itself.
+        to [10, 1000] (and to n). None: the full batch (L = n). A float in (0, 1] is the rate
+        itself.
     update_clip : "auto" or float > 0, default="auto"
         Bound on the L2 norm of one example's dual update (the paper's C). "auto" (a heuristic
         from public quantities, spec section 7): ``2e-3 * lam * n`` times the dual scale of the
@@ -88,18 +91,22 @@ class DPSCD(DPOptimizer):
     variant : {"secret_dual", "paper"}, default="secret_dual"
     newton_steps : int, default=1
         Safeguarded Newton steps per logistic / multinomial coordinate update of a private fit.
-    tol : float, default=1e-7
-        Relative duality-gap tolerance of the non-private fit (``epsilon=inf`` only). 0: run
-        all ``max_iter`` epochs (the gap is measurable only down to round-off).
-    max_iter : int, default=1000
-        Maximum number of epochs of the non-private fit (``epsilon=inf`` only).
+    tol : float > 0 or None, default=None
+        Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient
+        component at the solution (None: 1e-8).
+    max_iter : int >= 1 or None, default=None
+        Maximum number of iterations of the non-private fit (``epsilon=inf`` only; None: 1000).
+        A private fit runs ``epochs``.
 
     Notes
     -----
-    At ``epsilon = inf`` the solver is sequential SDCA (L = 1, no clipping, exact coordinate
-    steps) with a duality-gap stopping rule, which reaches the optimum of the same objective.
-    The fit minimises the problem's (Huberised) objective: the derivative clip tau of the
-    problem is the box ``||alpha_j|| <= tau`` of the dual.
+    At ``epsilon = inf`` there is nothing to protect and no dual state to hide: the fit runs the
+    shared non-private solver (L-BFGS on the same primal objective,
+    :mod:`skdp.optimizers._nonprivate`), which reaches the optimum on weakly regularised
+    problems where sequential SDCA needs thousands of epochs, and warns
+    (``ConvergenceWarning``) when ``max_iter`` iterations do not reach ``tol``. The private fit
+    minimises the problem's (Huberised) objective: the derivative clip tau of the problem is the
+    box ``||alpha_j|| <= tau`` of the dual.
 
     **No warm start.** A start for a dual method is a dual vector alpha, which is secret
     per-example state (never stored, see above); a primal point such as the previous ``coef_``
@@ -114,9 +121,19 @@ class DPSCD(DPOptimizer):
     supports_warm_start = False
     required_problem_constants = ("row_norm_bound", "strong_convexity")
 
+    _parameter_constraints: dict = {
+        "epochs": [POSITIVE],
+        "batch_size": [AUTO, None, POSITIVE_INT, RATE],
+        "update_clip": [AUTO, POSITIVE],
+        "variant": [StrOptions(set(_VARIANTS))],
+        "newton_steps": [POSITIVE_INT],
+        "tol": TOLERANCE,
+        "max_iter": [POSITIVE_INT, None],
+    }
+
     def __init__(
         self, epochs=10, batch_size="auto", update_clip="auto", variant="secret_dual",
-        newton_steps=1, tol=1e-7, max_iter=1000,
+        newton_steps=1, tol=None, max_iter=None,
     ):
         self.epochs = epochs
         self.batch_size = batch_size
@@ -127,28 +144,6 @@ class DPSCD(DPOptimizer):
         self.max_iter = max_iter
 
     # -- parameters ---------------------------------------------------------------------------
-    def _check_params(self):
-        if self.variant not in _VARIANTS:
-            raise ValueError(f"variant must be one of {_VARIANTS}, got {self.variant!r}")
-        if not (_is_real(self.epochs) and self.epochs > 0 and math.isfinite(self.epochs)):
-            raise ValueError(f"epochs must be a finite real > 0, got {self.epochs!r}")
-        if self.update_clip != "auto" and not (
-            _is_real(self.update_clip) and self.update_clip > 0 and math.isfinite(self.update_clip)
-        ):
-            raise ValueError(
-                f"update_clip must be 'auto' or a finite real > 0, got {self.update_clip!r}"
-            )
-        if isinstance(self.batch_size, str) and self.batch_size != "auto":
-            raise ValueError(
-                f"batch_size must be 'auto', an int >= 1 or a float in (0, 1]; got {self.batch_size!r}"
-            )
-        if not (_is_int(self.newton_steps) and self.newton_steps >= 1):
-            raise ValueError(f"newton_steps must be an int >= 1, got {self.newton_steps!r}")
-        if not (_is_real(self.tol) and self.tol >= 0):
-            raise ValueError(f"tol must be a real >= 0, got {self.tol!r}")
-        if not (_is_int(self.max_iter) and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be an int >= 1, got {self.max_iter!r}")
-
     def _batch(self, n):
         """(q, L): Poisson rate and the public expected batch size used as sigma' = L."""
         if self.batch_size == "auto":
@@ -246,28 +241,6 @@ class DPSCD(DPOptimizer):
             },
         )
 
-    # -- non-private fit ----------------------------------------------------------------------
-    def _solve_nonprivate(self, problem, rng):
-        self._check_params()
-        if not (math.isfinite(problem.lam) and problem.lam > 0):
-            raise ValueError(f"DPSCD needs a finite positive lam; got {problem.lam}")
-        n, p, K = problem.n_samples, problem.n_params, problem.n_outputs
-        Lam = problem.lam * n
-        v = np.zeros(p * K)
-        alpha = np.zeros((n, K))
-        epochs, rel_gap = sdca_to_optimum(
-            problem.rows, problem.Y, alpha, v, problem.loss.loss_id, 1.0 / Lam, 50,
-            float(self.tol), int(self.max_iter), rng, np.arange(n, dtype=np.int64), np.zeros(K),
-            np.zeros(K), np.zeros(4 * K),
-        )
-        del alpha
-        return OptimizeResult(
-            coef=(v / Lam).reshape(p, K),
-            n_iter=int(epochs),
-            record=nonprivate_record(0),
-            extras={"relative_duality_gap": float(rel_gap)},
-        )
-
 
 def _event(q, z, n_steps):
     step = GaussianEvent(z) if q >= 1.0 else PoissonGaussianEvent(q, z)
@@ -303,11 +276,3 @@ def _run_private(problem, alpha, v, inv_lam, L, uclip, n_steps, q, noise_v, nois
         PRIVATE_BOX, n_newton, uclip, problem.row_norm_bound, n_steps, q, noise_v, noise_a, rng,
         *(scratch or _scratch(problem)), trace, replay,
     )
-
-
-def _is_real(x):
-    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, bool)
-
-
-def _is_int(x):
-    return isinstance(x, (int, np.integer)) and not isinstance(x, bool)

@@ -11,6 +11,7 @@ import math
 
 import numpy as np
 from numba import njit
+from sklearn.utils._param_validation import StrOptions
 
 from ..privacy import (
     NEIGHBOURING_RELATION,
@@ -24,10 +25,12 @@ from ..privacy import (
 from ..privacy.langevin import LangevinEvent, kappa
 from ..privacy.noise import add_gaussian_noise
 from ..privacy.rdp import epsilon_over_orders
+from sklearn.utils._param_validation import InvalidParameterError
+
+from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
-from ._base import DPOptimizer, OptimizeResult, batch_fraction, nonprivate_record, trace_buffer
+from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._glm import clipped_gradient_sum, poisson_batch
-from ._heavy_ball import momentum_to_optimum
 
 __all__ = ["DPSGLD"]
 
@@ -164,8 +167,8 @@ class DPSGLD(DPOptimizer):
         Number of passes over the data (epochs; a full-batch step is one pass; a mini-batch
         epoch is ``ceil(1 / q)`` steps). None: the first step count with ``lam T >= 8`` (where
         the Langevin bound is within 2% of its limit and the transient ``exp(-lam eta K)`` has
-        died out), at most 1000 epochs. At ``epsilon=inf``: the cap on gradient evaluations
-        (None: 100000), with early stopping on ``tol``.
+        died out), at most 1000 epochs. At ``epsilon=inf``: the cap on the iterations of the
+        non-private solver (None: 1000).
     batch_size : None, int or float, default=None
         None: full batch. An int: the (expected) batch size m. A float in (0, 1]: the Poisson
         sampling rate.
@@ -186,14 +189,16 @@ class DPSGLD(DPOptimizer):
         Radius of the ball every iterate is projected onto. "auto": ``G / lam``, which contains
         the optimum (``lam theta* = -grad F_data(theta*)``), so it costs nothing at the optimum
         and keeps noisy iterates bounded. Data-independent.
-    tol : float, default=1e-6
-        Gradient-norm tolerance of the non-private fit (``epsilon=inf`` only).
+    tol : float > 0 or None, default=None
+        Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient
+        component at the solution (None: 1e-8).
 
     Notes
     -----
     At ``epsilon=inf`` there is no noise and no clipping: noiseless SGLD is gradient descent, and
-    the fit runs it accelerated (heavy ball with restart, as dp_gdws) to the optimum of the
-    plain objective. Noise comes from a floating-point Gaussian sampler (the usual side-channel
+    the fit runs the shared non-private solver instead (L-BFGS on the same objective,
+    :mod:`skdp.optimizers._nonprivate`) to the optimum of the plain objective, with a
+    ``ConvergenceWarning`` when ``max_iter`` iterations do not reach ``tol``. Noise comes from a floating-point Gaussian sampler (the usual side-channel
     caveat of Mironov 2012 applies). The fitted record (``privacy_record_``) holds ``sigma``,
     ``rho``, ``n_steps``, ``epsilon``, ``delta``, the relation and the analysis in ``details``.
 
@@ -206,9 +211,20 @@ class DPSGLD(DPOptimizer):
     name = "dp_sgld"
     supports_replay = True
 
+    _parameter_constraints: dict = {
+        "max_iter": [POSITIVE_INT, None],
+        "batch_size": [None, POSITIVE_INT, RATE],
+        "step": [AUTO, POSITIVE],
+        "schedule": [StrOptions({"constant", "decreasing"})],
+        "sigma": [None, POSITIVE],
+        "accountant": [StrOptions({"auto"})],
+        "projection": [None, AUTO, POSITIVE],
+        "tol": TOLERANCE,
+    }
+
     def __init__(
         self, max_iter=None, batch_size=None, step="auto", schedule="constant", sigma=None,
-        accountant="auto", projection=None, tol=1e-6,
+        accountant="auto", projection=None, tol=None,
     ):
         self.max_iter = max_iter
         self.batch_size = batch_size
@@ -221,37 +237,14 @@ class DPSGLD(DPOptimizer):
 
     # -- parameters ---------------------------------------------------------------------------
     def _check_params(self):
-        it = self.max_iter
-        if it is not None and (isinstance(it, bool) or int(it) < 1):
-            raise ValueError(f"max_iter must be an int >= 1 or None, got {self.max_iter!r}")
-        if self.step != "auto" and (isinstance(self.step, str) or not float(self.step) > 0):
-            raise ValueError(f"step must be 'auto' or a positive float, got {self.step!r}")
-        if self.schedule not in ("constant", "decreasing"):
-            raise ValueError(f"schedule must be 'constant' or 'decreasing', got {self.schedule!r}")
-        if self.sigma is not None and (
-            isinstance(self.sigma, str)
-            or not (float(self.sigma) > 0 and math.isfinite(float(self.sigma)))
-        ):
-            raise ValueError(f"sigma must be None or a finite float > 0, got {self.sigma!r}")
-        if self.accountant not in ACCOUNTANTS:
-            raise ValueError(
-                f"accountant must be one of {ACCOUNTANTS} (the proven analyses: Langevin and "
-                "composition for full batches, the Poisson-subsampled Gaussian for mini-batches),"
-                f" got {self.accountant!r}"
-                + (
-                    "; 'ryffel2022' was removed: its mini-batch bound is not proven and is "
-                    "violated (docs/optimizers/dp_sgld.rst, research note)"
-                    if self.accountant == "ryffel2022" else ""
-                )
+        if isinstance(self.accountant, str) and self.accountant == "ryffel2022":
+            raise InvalidParameterError(
+                f"The 'accountant' parameter of DPSGLD must be one of {ACCOUNTANTS} (the proven "
+                "analyses: Langevin and composition for full batches, the Poisson-subsampled "
+                "Gaussian for mini-batches); 'ryffel2022' was removed: its mini-batch bound is "
+                "not proven and is violated (docs/optimizers/dp_sgld.rst, research note)"
             )
-        if self.projection not in (None, "auto") and (
-            isinstance(self.projection, str) or not float(self.projection) > 0
-        ):
-            raise ValueError(
-                f"projection must be None, 'auto' or a positive radius, got {self.projection!r}"
-            )
-        if not float(self.tol) > 0:
-            raise ValueError(f"tol must be > 0, got {self.tol!r}")
+        super()._check_params()
 
     def _sampling(self, n):
         """(sampling mode, q, public batch size m, steps per epoch)."""
@@ -431,21 +424,4 @@ class DPSGLD(DPOptimizer):
             record=record,
             trace=trace if record_trace else None,
             extras=dict(details),
-        )
-
-    # -- non-private fit ----------------------------------------------------------------------
-    def _solve_nonprivate(self, problem, rng):
-        self._check_params()
-        L, mu = problem.smoothness, problem.strong_convexity
-        r = math.sqrt(mu / L)
-        w = problem.start()
-        max_iter = int(self.max_iter) if self.max_iter is not None else 100000
-        n_iter = momentum_to_optimum(
-            problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, 1.0 / L,
-            (1.0 - r) / (1.0 + r), float(self.tol), max_iter,
-        )
-        return OptimizeResult(
-            coef=w.reshape(problem.n_params, problem.n_outputs),
-            n_iter=int(n_iter),
-            record=nonprivate_record(0),
         )
