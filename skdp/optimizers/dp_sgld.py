@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 from numba import njit
-from sklearn.utils._param_validation import StrOptions
+from sklearn.utils._param_validation import InvalidParameterError, StrOptions
 
 from ..privacy import (
     NEIGHBOURING_RELATION,
@@ -25,8 +25,6 @@ from ..privacy import (
 from ..privacy.langevin import LangevinEvent, kappa
 from ..privacy.noise import add_gaussian_noise
 from ..privacy.rdp import epsilon_over_orders
-from sklearn.utils._param_validation import InvalidParameterError
-
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
