@@ -28,6 +28,7 @@ output ranges) replaces the private ``data_norm`` estimate.
 
 from dataclasses import dataclass, replace
 import math
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -36,12 +37,15 @@ from .._validation import check_delta, check_epsilon, check_positive, make_gener
 from ..ledger import ledgers_to_charge, precheck
 from ..optimizers import Budget
 from ..privacy import ComposedEvent, PrivacyRecord, compute_epsilon, rdp_epsilon_and_order
-from ..privacy.quantiles import em_epsilon, positive_grid, private_quantile, signed_grid
+from ..privacy.quantiles import (
+    em_epsilon, is_reliable, positive_grid, private_quantile, signed_grid,
+)
 from ..privacy.split import remaining_epsilon, zcdp_budget
 
 __all__ = [
     "DATA_NORM_SHARE",
     "DATA_NORM_FACTOR",
+    "DATA_NORM_GRID_STEP",
     "Y_BOUNDS_SHARE",
     "Y_BOUNDS_MAD_FACTOR",
     "PipelinePlan",
@@ -50,16 +54,20 @@ __all__ = [
     "resolve_y_bounds",
 ]
 
-#: Share of the fit's zCDP budget (rho) spent on ``data_norm="auto"``: one private median. At
-#: epsilon = 1, delta = 1e-5 that is an exponential mechanism with epsilon 0.11, reliable from
-#: about n = 400 rows (``n * epsilon / 4 >= 10``).
-DATA_NORM_SHARE = 0.05
+#: Share of the fit's zCDP budget (rho) spent on ``data_norm="auto"``: one private median over
+#: a grid of ratio sqrt(2). At epsilon = 1, delta = 1e-5 that is an exponential mechanism with
+#: epsilon 0.156, reliable (see :func:`skdp.privacy.quantiles.is_reliable`) from n = 195 rows.
+DATA_NORM_SHARE = 0.10
+#: Spacing (log2) of the data_norm grid: coarse, since the bound is scaled by a factor anyway,
+#: and fewer candidates make the median reliable with fewer rows.
+DATA_NORM_GRID_STEP = 0.5
 #: ``data_norm_`` is this factor times the private median row norm: rows up to 1.5 times the typical
 #: norm are kept whole, the larger ones scaled down (clipping near the median is what adaptive
 #: clipping converges to, Andrew et al. 2021; 1.5 keeps most rows whole for a small cost in noise).
 DATA_NORM_FACTOR = 1.5
 #: Share of the fit's rho spent on ``y_bounds="auto"``: two private medians (of y, then of
-#: ``|y - median|``), each at the epsilon of the ``data_norm`` median.
+#: ``|y - median|``) over grids of ratio 2^(1/4), at epsilon 0.11 each at epsilon = 1,
+#: delta = 1e-5 (reliable from n = 325).
 Y_BOUNDS_SHARE = 0.10
 #: ``y_bounds_`` is the private median of y plus or minus this factor times the private median
 #: absolute deviation (MAD): 4 MAD is 2.7 standard deviations for normal targets, the reach of
@@ -126,6 +134,14 @@ class PrivateFit:
     def median(self, values, share, count, candidates, name):
         """A private median of ``values`` with ``share / count`` of the fit's rho."""
         eps = em_epsilon(share * self.rho, count)
+        n = np.shape(values)[0]
+        if not is_reliable(n, eps, 0.5, len(candidates)):  # public: n, eps, the grid size
+            warnings.warn(
+                f"{self.source}: the private {name} of {n} records at epsilon {eps:.3g} is "
+                "unreliable (it can land far from the data); pass a public bound instead of "
+                '"auto", or use more data or a larger epsilon',
+                UserWarning, stacklevel=4,
+            )
         value, event = private_quantile(values, 0.5, eps, self.rng, candidates)
         self.events.append(event)
         self.bounds[name] = {"value": value, "epsilon": eps}
@@ -157,9 +173,9 @@ class PrivateFit:
         target = remaining_epsilon(prior, self.epsilon, self.delta)
         for attempt in range(3):
             budget = Budget(epsilon=target, delta=self.delta, accountant=accountant)
+            wrapped, last = self._wrap(callback, prior_pure)
             result = optimizer.solve(
-                problem, budget, self.rng, callback=self._wrap(callback, prior_pure),
-                callback_every=callback_every,
+                problem, budget, self.rng, callback=wrapped, callback_every=callback_every
             )
             event = result.record.event
             composed = ComposedEvent(tuple(self.events) + (event,))
@@ -201,19 +217,27 @@ class PrivateFit:
         )
         if record.epsilon > self.epsilon:  # pragma: no cover - checked above
             raise RuntimeError("composed epsilon over the target")
+        if last:  # the last call, held back until the whole fit's epsilon was known
+            callback(replace(last[0], epsilon=record.epsilon, delta=record.delta))
         return result, replace(record, relation=opt.relation)
 
     def _wrap(self, callback, prior_pure):
-        """The user's callback, with the bounds' epsilon added to the steps' (an upper bound,
-        capped by the fit's target, which the released fit is verified to meet)."""
+        """The user's callback for a fit with private bounds, and a list that receives its last
+        call. Before the last step it reports the steps' epsilon plus the bounds' pure epsilon
+        (a valid bound), capped by the fit's target (which the released fit is verified to
+        meet); the last call is made by :meth:`solve` with the composed epsilon."""
+        last = []
         if callback is None:
-            return None
+            return None, last
         cap = self.epsilon
 
         def wrapped(progress):
+            if progress.step >= progress.n_steps:
+                last[:] = [progress]
+                return None
             return callback(replace(progress, epsilon=min(cap, progress.epsilon + prior_pure)))
 
-        return wrapped
+        return wrapped, last
 
 
 def _row_norms(X):
@@ -233,7 +257,7 @@ def resolve_data_norm(param, X, fit):
     if not fit.private:
         top = float(norms.max()) if norms.size else 0.0
         return top if top > 0 else 1.0
-    grid = positive_grid()
+    grid = positive_grid(DATA_NORM_GRID_STEP)
     median = fit.median(norms, DATA_NORM_SHARE, 1, grid, "data_norm")
     return DATA_NORM_FACTOR * max(median, grid[1])  # the grid's smallest positive value
 

@@ -33,6 +33,9 @@ __all__ = [
     "signed_grid",
     "private_quantile",
     "em_epsilon",
+    "is_reliable",
+    "quantile_utility",
+    "quantile_distribution",
 ]
 
 #: Spacing of the default grids in log2 units: consecutive candidates differ by 2^(1/4) ~ 1.19.
@@ -41,11 +44,11 @@ GRID_LOG2_STEP = 0.25
 GRID_LOG2_RANGE = (-16, 32)
 
 
-def positive_grid():
+def positive_grid(step=GRID_LOG2_STEP):
     """The default public candidates for a non-negative statistic (a norm, a spread):
-    0 and ``2^k`` for k from -16 to 32 in steps of 1/4 (194 candidates)."""
+    0 and ``2^k`` for k from -16 to 32 in steps of ``step`` (194 candidates for 1/4)."""
     lo, hi = GRID_LOG2_RANGE
-    k = np.arange(int(round((hi - lo) / GRID_LOG2_STEP)) + 1) * GRID_LOG2_STEP + lo
+    k = np.arange(int(round((hi - lo) / step)) + 1) * step + lo
     return np.concatenate([[0.0], 2.0**k])
 
 
@@ -62,6 +65,36 @@ def em_epsilon(rho, count):
     if not (rho > 0 and count >= 1):
         raise ValueError(f"need rho > 0 and count >= 1; got rho={rho!r}, count={count!r}")
     return math.sqrt(8.0 * rho / count)
+
+
+def is_reliable(n, epsilon, q, n_candidates, beta=0.05):
+    """The rule of thumb of this module: ``n epsilon min(q, 1 - q) >= 2 ln(K / beta)``.
+
+    A function of public quantities only (n, epsilon, q, the number K of candidates), so it can
+    decide a warning without touching the data.
+    """
+    return n * epsilon * min(q, 1.0 - q) >= 2.0 * math.log(n_candidates / beta)
+
+
+def quantile_utility(x, q, candidates):
+    """The utility ``u(c)`` of every candidate (sensitivity 1; see the module docstring)."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    n = x.shape[0]
+    xs = np.sort(x)
+    cand = np.asarray(candidates, dtype=np.float64)
+    below = np.searchsorted(xs, cand, side="left")  # #{x_i < c}
+    upto = np.searchsorted(xs, cand, side="right")  # #{x_i <= c}
+    # distance from q n to [#{x < c}, #{x <= c}]: 0 at the quantile even on an atom of ties
+    return -np.maximum(np.maximum(below - q * n, q * n - upto), 0.0)
+
+
+def quantile_distribution(x, q, epsilon, candidates=None):
+    """The exact output distribution of :func:`private_quantile` (probabilities of the
+    candidates), for audits and tests."""
+    cand = signed_grid() if candidates is None else np.asarray(candidates, dtype=np.float64)
+    score = 0.5 * epsilon * quantile_utility(x, q, cand)
+    p = np.exp(score - score.max())
+    return p / p.sum()
 
 
 def private_quantile(x, q, epsilon, rng, candidates=None):
@@ -93,13 +126,7 @@ def private_quantile(x, q, epsilon, rng, candidates=None):
     cand = signed_grid() if candidates is None else np.asarray(candidates, dtype=np.float64)
     if cand.ndim != 1 or cand.size == 0 or np.any(np.diff(cand) <= 0):
         raise ValueError("candidates must be a non-empty, strictly increasing 1-D array")
-    x = np.asarray(x, dtype=np.float64).ravel()
-    n = x.shape[0]
-    xs = np.sort(x)
-    below = np.searchsorted(xs, cand, side="left")  # #{x_i < c}
-    upto = np.searchsorted(xs, cand, side="right")  # #{x_i <= c}
-    # distance from q n to [#{x < c}, #{x <= c}]: 0 at the quantile even on an atom of ties
-    utility = -np.maximum(np.maximum(below - q * n, q * n - upto), 0.0)
+    utility = quantile_utility(x, q, cand)
     # Gumbel-max: argmax(eps u / 2 + G) is distributed as exp(eps u / 2) / Z.
     scores = 0.5 * epsilon * utility + rng.gumbel(size=cand.shape[0])
     return float(cand[int(np.argmax(scores))]), ExponentialMechanismEvent(float(epsilon))
