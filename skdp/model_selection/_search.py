@@ -232,6 +232,12 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
             raise ValueError("scoring='accuracy' needs a classifier")
         if scoring == "neg_mean_squared_error" and not hasattr(final, "y_bounds"):
             raise ValueError("scoring='neg_mean_squared_error' needs a regressor with y_bounds")
+        if scoring == "neg_mean_squared_error" and isinstance(final.y_bounds, str):
+            raise ValueError(
+                "scoring='neg_mean_squared_error' needs public y_bounds (a pair) on the "
+                "regressor: the score's sensitivity is computed from them before any fit, and "
+                "y_bounds='auto' only releases bounds inside each fit"
+            )
 
         y_arr = np.asarray(y)
         n = y_arr.shape[0]
@@ -369,7 +375,15 @@ class PrivateSearchCV(MetaEstimatorMixin, BaseEstimator):
 
 
 def _check_stateless_steps(estimator):
-    """Non-final Pipeline steps must not learn from the data (only the skdp step is private)."""
+    """Non-final Pipeline steps must not learn from the data (only the skdp step is private).
+
+    A :class:`skdp.pipeline.PrivatePipeline` checks its own steps: its private steps are
+    composed into its final estimator's event, which is the one planned and checked."""
+    from ..pipeline import PrivatePipeline, check_private_steps
+
+    if isinstance(estimator, PrivatePipeline):
+        check_private_steps(estimator)
+        return
     est = estimator
     while hasattr(est, "steps"):
         for name, step in est.steps[:-1]:
