@@ -170,7 +170,9 @@ def test_auto_defaults_leave_params_untouched_and_store_fitted_values():
     est.fit(X_tr, y_tr)
     assert est.get_params() == before
     assert before["data_norm"] == before["y_bounds"] == before["intercept_scaling"] == "auto"
-    assert est.data_norm_ > 0 and est.intercept_scaling_ == est.data_norm_
+    assert est.data_norm_ > 0
+    median = est.privacy_record_.details["private_bounds"]["data_norm"]["value"]
+    assert est.intercept_scaling_ == median and est.data_norm_ == 1.5 * median
     low, high = est.y_bounds_
     assert low < np.median(y_tr) < high
 

@@ -174,6 +174,7 @@ def _run_kernel(problem, etas, sigma=0.0, init_std=0.0, radius=0.0, seed=0, trac
 def test_calibrated_epsilon_never_overshoots(epsilon, batch_size):
     X, y = breast_cancer()
     est = DPLogisticRegression(
+            data_norm=1.0,  # the public bound of unit rows
         epsilon=epsilon, C=0.5, optimizer=DPSGLD(batch_size=batch_size, max_iter=20), random_state=0
     ).fit(X, y)
     assert est.epsilon_ <= epsilon
@@ -207,6 +208,7 @@ def test_epsilon_does_not_grow_with_steps_at_fixed_sigma():
     fits = []
     for K in (5000, 50000):
         est = DPLogisticRegression(
+            data_norm=1.0,  # the public bound of unit rows
             epsilon=20.0, C=C, optimizer=DPSGLD(sigma=sigma, max_iter=K), random_state=0
         ).fit(X, y)
         d = est.privacy_record_.details
@@ -234,6 +236,7 @@ def test_minibatch_ryffel2022_is_opt_in_warns_and_needs_fixed_size_batches():
     X, y = breast_cancer()
     with pytest.warns(UserWarning, match="NOT proven"):
         est = DPLogisticRegression(
+            data_norm=1.0,  # the public bound of unit rows
             epsilon=1.0, optimizer=DPSGLD(batch_size=64, accountant="ryffel2022", max_iter=5),
             random_state=0,
         ).fit(X, y)
@@ -290,7 +293,7 @@ def test_default_step_count_reaches_saturation_when_affordable():
 def test_seed_determinism_and_projection():
     X, y = breast_cancer()
     mk = lambda seed, **kw: DPLogisticRegression(  # noqa: E731
-        epsilon=0.5, optimizer=DPSGLD(max_iter=50, **kw), random_state=seed
+        epsilon=0.5, data_norm=1.0, optimizer=DPSGLD(max_iter=50, **kw), random_state=seed
     ).fit(X, y)
     np.testing.assert_array_equal(mk(3).coef_, mk(3).coef_)
     assert not np.allclose(mk(3).coef_, mk(4).coef_)

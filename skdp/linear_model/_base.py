@@ -127,8 +127,9 @@ class DPLinearModel(BaseEstimator):
                 "would be its secret dual state); use warm_start=False or another optimizer"
             )
         self.optimizer_ = optimizer
-        data_norm = self.data_norm_ = resolve_data_norm(data_norm, X, fit)
-        s = self.intercept_scaling_ = data_norm if s == "auto" else s
+        data_norm, row_scale = resolve_data_norm(data_norm, X, fit)
+        self.data_norm_ = data_norm
+        s = self.intercept_scaling_ = row_scale if s == "auto" else s
         init = self._warm_point(X.shape[1], Y.shape[1], s) if self.warm_start else None
         Xc = clip_rows(X, data_norm, s if self.fit_intercept else None)
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm

@@ -197,10 +197,12 @@ class PrivateFit:
                     f"epsilon={self.epsilon:.4g} for this optimizer; give public bounds, a "
                     "larger epsilon or a smaller preprocessing share"
                 )
-        if not spent <= self.epsilon:  # pragma: no cover - basic composition always holds
+        if not spent <= self.epsilon:
+            # basic composition always holds for an optimizer that keeps to its budget
             raise RuntimeError(
-                f"could not fit within epsilon={self.epsilon:.6g} after the private bounds "
-                f"(composed epsilon {spent:.6g}); give public bounds"
+                f"the optimizer's event spends more than the epsilon={target:.6g} it was given "
+                f"(composed with the private bounds: {spent:.6g} > {self.epsilon:.6g}), a "
+                "privacy bug in the optimizer; nothing was released"
             )
         opt = result.record
         details = dict(opt.details)
@@ -247,19 +249,27 @@ def _row_norms(X):
 
 
 def resolve_data_norm(param, X, fit):
-    """The row-norm bound a fit uses: the public number given, the pipeline's public bound, the
-    exact largest norm (epsilon = inf), or ``DATA_NORM_FACTOR`` times a private median norm."""
+    """``(data_norm, row_scale)``: the row-norm bound a fit uses, and the typical row norm that
+    ``intercept_scaling="auto"`` takes.
+
+    The bound is the public number given, the pipeline's public bound, the exact largest norm
+    (epsilon = inf), or ``DATA_NORM_FACTOR`` times a private median norm; the typical norm is
+    that private median when there is one (an intercept column of the size of a typical row
+    keeps the dual and momentum methods balanced), the bound otherwise.
+    """
     if not (isinstance(param, str) and param == "auto"):
-        return check_positive(param, "data_norm")
+        value = check_positive(param, "data_norm")
+        return value, value
     if fit.row_norm_bound is not None:
-        return float(fit.row_norm_bound)
+        return float(fit.row_norm_bound), float(fit.row_norm_bound)
     norms = _row_norms(X)
     if not fit.private:
         top = float(norms.max()) if norms.size else 0.0
-        return top if top > 0 else 1.0
+        top = top if top > 0 else 1.0
+        return top, top
     grid = positive_grid(DATA_NORM_GRID_STEP)
-    median = fit.median(norms, DATA_NORM_SHARE, 1, grid, "data_norm")
-    return DATA_NORM_FACTOR * max(median, grid[1])  # the grid's smallest positive value
+    median = max(fit.median(norms, DATA_NORM_SHARE, 1, grid, "data_norm"), grid[1])
+    return DATA_NORM_FACTOR * median, median
 
 
 def check_y_bounds(param):

@@ -14,8 +14,10 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
     intercept_scaling : float > 0 or "auto", default="auto"
         Value of the intercept column. Rows of the design then have norm at most
         ``sqrt(data_norm**2 + intercept_scaling**2)``, the bound used for the sensitivity.
-        "auto": ``data_norm_``, so that the intercept column has the scale of the rows whatever
-        the units of X (1 when ``data_norm=1``). The value used is ``intercept_scaling_``.
+        "auto": the scale of a typical row, whatever the units of X: the private median row
+        norm behind ``data_norm="auto"``, or ``data_norm_`` when that is a number (1 when
+        ``data_norm=1``) or exact (``epsilon=np.inf``). The value used is
+        ``intercept_scaling_``.
     data_norm : float > 0 or "auto", default="auto"
         Bound on the L2 norm of a row of X: rows are scaled down to it (in a copy) before the
         fit. A number is a public bound (free; it must not be derived from the private data).
