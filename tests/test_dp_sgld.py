@@ -255,17 +255,18 @@ def test_minibatch_ryffel2022_is_opt_in_warns_and_needs_fixed_size_batches():
 
 
 def test_langevin_bound_only_where_its_conditions_hold():
+    # public data_norm=1 (the unit rows): the step thresholds below are for R = sqrt(2)
     X, y = iris()
-    lr = DPLogisticRegression(epsilon=1.0, optimizer=DPSGLD(max_iter=20), random_state=0).fit(X, y)
+    lr = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(max_iter=20), random_state=0).fit(X, y)
     # multinomial at its default clip sqrt(2): the clip is never active, a gradient field
     assert lr.privacy_record_.details["analysis"] == "langevin+composition"
-    svc = DPLinearSVC(epsilon=1.0, optimizer=DPSGLD(max_iter=20), random_state=0).fit(X, y)
+    svc = DPLinearSVC(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(max_iter=20), random_state=0).fit(X, y)
     assert svc.privacy_record_.details["analysis"] == "composition"  # joint clipping of 3 outputs
     assert svc.epsilon_ <= 1.0
     Xb, yb = breast_cancer()
-    big = DPLogisticRegression(epsilon=1.0, optimizer=DPSGLD(step=2.5, max_iter=20)).fit(Xb, yb)
+    big = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(step=2.5, max_iter=20)).fit(Xb, yb)
     assert big.privacy_record_.details["analysis"] == "composition"  # step >= 1 / beta
-    lr2 = DPLogisticRegression(epsilon=1.0, optimizer=DPSGLD(step=1.5, max_iter=20)).fit(Xb, yb)
+    lr2 = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(step=1.5, max_iter=20)).fit(Xb, yb)
     assert lr2.privacy_record_.details["analysis"] == "langevin+composition"  # 1.5 < 1/beta ~ 1.99
 
 
