@@ -8,9 +8,9 @@ non-private fit of the same objective (``epsilon=np.inf``); read what the fit sp
 
 Nothing is fitted on the data outside the private fit: the bound on the rows that the
 sensitivity needs (``data_norm="auto"``) is estimated privately inside the fit's budget, and the
-fit's ``epsilon_`` covers it. Then the same data through a
-:class:`~skdp.pipeline.PrivatePipeline` with private per-feature scaling. See
-:doc:`/user_guide/raw_data`.
+fit's ``epsilon_`` covers it. See :doc:`/user_guide/raw_data`, and
+:ref:`sphx_glr_auto_examples_plot_pipeline.py` for a raw DataFrame with numeric and categorical
+columns through a :class:`~skdp.pipeline.PrivatePipeline`.
 """
 
 # %%
@@ -21,8 +21,6 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.model_selection import train_test_split
 
 from skdp import DPLogisticRegression
-from skdp.pipeline import make_private_pipeline
-from skdp.preprocessing import PrivateRobustScaler
 
 X, y = load_breast_cancer(return_X_y=True)
 X_private, X_test, y_private, y_test = train_test_split(
@@ -66,23 +64,6 @@ print(f"neighbouring relation: {record.relation}")
 # two scores.
 exact = DPLogisticRegression(epsilon=np.inf, classes=[0, 1]).fit(X_private, y_private)
 print(f"test accuracy without privacy: {exact.score(X_test, y_test):.3f}")
-
-# %%
-# Private per-feature scaling, one budget
-# ---------------------------------------
-# The raw features have very different scales, and the noise is the same in every direction:
-# small features drown. :class:`~skdp.preprocessing.PrivateRobustScaler` maps every feature onto
-# [-1, 1] with private quartiles; the pipeline splits one budget between it and the model and
-# reports one ``epsilon_``. Its rows then have a public norm bound (sqrt of the number of
-# features), which the model uses as its ``data_norm`` for free.
-pipe = make_private_pipeline(
-    PrivateRobustScaler(random_state=0),
-    DPLogisticRegression(classes=[0, 1], random_state=0),
-    epsilon=1.0,
-)
-pipe.fit(X_private, y_private)
-print(f"pipeline: test accuracy {pipe.score(X_test, y_test):.3f}, "
-      f"epsilon spent {pipe.epsilon_:.4f} (scaler and model together)")
 
 # %%
 # Several seeds

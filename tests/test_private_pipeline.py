@@ -16,6 +16,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import (
     FunctionTransformer, MinMaxScaler, Normalizer, OneHotEncoder, StandardScaler,
 )
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdp import DPLogisticRegression, DPRidge, PrivacyLedger
 from skdp.datasets import ADULT_CATEGORIES, ADULT_NUMERIC, find_data_dir
@@ -81,6 +82,23 @@ def test_scaler_public_bounds_and_epsilon_inf():
     exact = PrivateRobustScaler(epsilon=np.inf).fit(X)
     np.testing.assert_allclose(exact.quantiles_, np.quantile(X, [0.25, 0.75], axis=0).T)
     assert isinstance(exact.dp_event_, NonPrivateEvent) and exact.epsilon_ == math.inf
+
+
+@parametrize_with_checks([PrivateRobustScaler(random_state=0)])
+def test_scaler_is_a_scikit_learn_transformer(estimator, check):
+    check(estimator)
+
+
+def test_scaler_warns_when_its_quantiles_are_unreliable():
+    rng = np.random.default_rng(0)
+    with pytest.warns(UserWarning, match="unreliable"):
+        PrivateRobustScaler(random_state=0).fit(rng.normal(size=(300, 5)))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PrivateRobustScaler(random_state=0).fit(rng.normal(size=(3000, 2)))
+        PrivateRobustScaler(bounds=(-3.0, 3.0)).fit(rng.normal(size=(30, 2)))
 
 
 @pytest.mark.parametrize("params, match", [
