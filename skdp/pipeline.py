@@ -280,7 +280,8 @@ class PrivatePipeline(Pipeline):
         ``"columntransformer__num"`` inside a ``ColumnTransformer``, or the final estimator's
         name); must name every private step. A preprocessing step gets ``weight / total`` of the
         budget's rho, the final estimator what is left. None: the preprocessing steps share
-        :data:`DEFAULT_PREPROCESSING_SHARE` equally.
+        :data:`DEFAULT_PREPROCESSING_SHARE` equally (the whole budget when the pipeline ends in
+        a transformer).
     ledger : PrivacyLedger or None, default=None
         Charged once per fit with the pipeline's event (as are open ledger contexts and the
         steps' own ``ledger``); the steps charge nothing themselves.
@@ -318,9 +319,12 @@ class PrivatePipeline(Pipeline):
 
     # -- the budget ------------------------------------------------------------------------------
     def _shares(self, private_paths, final_name):
+        """The share of rho of each private preprocessing step (the estimator gets the rest);
+        without a final skdp estimator the steps share the whole budget."""
         if self.weights is None:
             k = len(private_paths)
-            return {p: DEFAULT_PREPROCESSING_SHARE / k for p in private_paths}
+            total = DEFAULT_PREPROCESSING_SHARE if final_name is not None else 1.0
+            return {p: total / k for p in private_paths}
         if not isinstance(self.weights, dict):
             raise ValueError(f"weights must be None or a dict; got {self.weights!r}")
         names = list(private_paths) + ([final_name] if final_name else [])
@@ -367,8 +371,6 @@ class PrivatePipeline(Pipeline):
             if isinstance(leaf, PrivateStepMixin)
         ]
         shares = self._shares([p for p, _ in private], final_name if estimator else None)
-        if estimator is None and self.weights is None and private:
-            shares = {p: 1.0 / len(private) for p, _ in private}
         ledgers = self._ledgers()
         source = type(self).__name__
         precheck(ledgers, epsilon, delta, source)

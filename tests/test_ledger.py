@@ -40,6 +40,7 @@ def data():
 
 def _est(**kw):
     kw.setdefault("delta", 1e-7)
+    kw.setdefault("data_norm", 1.0)  # the public bound of the unit rows of `data`
     kw.setdefault("random_state", 0)
     return DPLogisticRegression(**kw)
 

@@ -183,6 +183,22 @@ def test_pipeline_weights():
                        "dplogisticregression": 1.0}).fit(X, y)
 
 
+def test_pipeline_of_private_transformers_only():
+    X, _ = _frame(3000)
+    ledger = PrivacyLedger(delta=DELTA)
+    pipe = make_private_pipeline(
+        make_column_transformer((PrivateRobustScaler(random_state=0), ["age", "income"])),
+        epsilon=0.5, delta=DELTA, ledger=ledger,
+    )
+    T = pipe.fit_transform(X)
+    assert T.shape == (3000, 2) and np.abs(T).max() <= 1.0
+    scaler = pipe[0].named_transformers_["privaterobustscaler"]
+    assert pipe.budget_shares_ == {"columntransformer__privaterobustscaler": 1.0}
+    assert pipe.dp_event_ == ComposedEvent((scaler.dp_event_,))
+    assert 0.49 < pipe.epsilon_ <= 0.5
+    assert len(ledger) == 1
+
+
 def test_pipeline_epsilon_inf_is_exact():
     X, y = _frame(500)
     pipe = _pipe(epsilon=np.inf).fit(X, y)

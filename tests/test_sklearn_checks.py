@@ -32,9 +32,37 @@ ESTIMATORS = [
 
 
 
-@parametrize_with_checks(ESTIMATORS, expected_failed_checks=lambda est: PRIVATE_ONLY_FAILURES)
+# With the defaults data_norm="auto" (a private median on sklearn's 200 to 300 rows, 10% of the
+# budget) these two optimizers miss check_classifiers_train's fixed 0.83 accuracy on its
+# 3-class blobs (0.78 to 0.81); with a public data_norm they pass (test below).
+AUTO_BOUNDS_UTILITY = (
+    ("DPLogisticRegression", "dp_sgld"), ("DPLogisticRegression", "dp_nsgd_tree"),
+    ("DPLinearSVC", "dp_nsgd_tree"),
+)
+
+
+def _expected_failures(est):
+    failures = dict(PRIVATE_ONLY_FAILURES)
+    if (type(est).__name__, est.optimizer) in AUTO_BOUNDS_UTILITY:
+        failures["check_classifiers_train"] = (
+            "utility at epsilon=1 with data_norm='auto' on 300 rows; passes with a public "
+            "data_norm (test_classifiers_train_with_public_bounds)"
+        )
+    return failures
+
+
+@parametrize_with_checks(ESTIMATORS, expected_failed_checks=_expected_failures)
 def test_sklearn_compatible_estimator(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("cls_name, name", AUTO_BOUNDS_UTILITY)
+def test_classifiers_train_with_public_bounds(cls_name, name):
+    from sklearn.utils.estimator_checks import check_classifiers_train
+
+    cls = {c.__name__: c for c in CLASSES}[cls_name]
+    check_classifiers_train(cls_name, cls(optimizer=name, random_state=0, data_norm=1.0,
+                                          intercept_scaling=1.0))
 
 
 def _nonprivate(cls, name):

@@ -127,7 +127,8 @@ class DPLinearModel(BaseEstimator):
                 "would be its secret dual state); use warm_start=False or another optimizer"
             )
         self.optimizer_ = optimizer
-        data_norm, row_scale = resolve_data_norm(data_norm, X, fit)
+        sw = self._validate_sample_weight(sample_weight, X)
+        data_norm, row_scale = resolve_data_norm(data_norm, X, fit, sw)
         self.data_norm_ = data_norm
         s = self.intercept_scaling_ = row_scale if s == "auto" else s
         init = self._warm_point(X.shape[1], Y.shape[1], s) if self.warm_start else None
@@ -154,7 +155,7 @@ class DPLinearModel(BaseEstimator):
         problem = Problem(
             X=Xc, Y=np.ascontiguousarray(Y, dtype=np.float64), loss=loss, lam=lam,
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),
-            sample_weight=self._validate_sample_weight(sample_weight, X),
+            sample_weight=sw,
             max_sample_weight=float(self.max_sample_weight), init=init,
         )
         ledgers, source = fit.ledgers, fit.source  # prechecked when the fit started

@@ -248,12 +248,21 @@ def _row_norms(X):
     return np.sqrt(np.einsum("ij,ij->i", X, X))
 
 
-def resolve_data_norm(param, X, fit):
+def _weighted_rows(values, weights):
+    """The values of the records that take part in an exact (epsilon = inf) fit: those of
+    positive weight (a zero weight removes a record, as in scikit-learn)."""
+    if weights is None:
+        return values
+    keep = np.asarray(weights) > 0
+    return values[keep] if np.any(keep) else values
+
+
+def resolve_data_norm(param, X, fit, sample_weight=None):
     """``(data_norm, row_scale)``: the row-norm bound a fit uses, and the typical row norm that
     ``intercept_scaling="auto"`` takes.
 
     The bound is the public number given, the pipeline's public bound, the exact largest norm
-    (epsilon = inf), or ``DATA_NORM_FACTOR`` times a private median norm; the typical norm is
+    of the rows of positive ``sample_weight`` (epsilon = inf), or ``DATA_NORM_FACTOR`` times a private median norm; the typical norm is
     that private median when there is one (an intercept column of the size of a typical row
     keeps the dual and momentum methods balanced), the bound otherwise.
     """
@@ -264,6 +273,7 @@ def resolve_data_norm(param, X, fit):
         return float(fit.row_norm_bound), float(fit.row_norm_bound)
     norms = _row_norms(X)
     if not fit.private:
+        norms = _weighted_rows(norms, sample_weight)
         top = float(norms.max()) if norms.size else 0.0
         top = top if top > 0 else 1.0
         return top, top
@@ -287,7 +297,7 @@ def check_y_bounds(param):
     return low, high
 
 
-def resolve_y_bounds(param, y, fit):
+def resolve_y_bounds(param, y, fit, sample_weight=None):
     """The target bounds a ridge fit uses: the public pair given, the exact range of y
     (epsilon = inf), or the private median of y plus or minus ``Y_BOUNDS_MAD_FACTOR`` private
     median absolute deviations."""
@@ -296,7 +306,8 @@ def resolve_y_bounds(param, y, fit):
         return bounds
     y = np.asarray(y, dtype=np.float64)
     if not fit.private:
-        low, high = float(y.min()), float(y.max())
+        kept = _weighted_rows(y, sample_weight)
+        low, high = float(kept.min()), float(kept.max())
         if low == high:
             low, high = low - 1.0, high + 1.0
         return low, high

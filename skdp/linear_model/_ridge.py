@@ -96,7 +96,8 @@ class DPRidge(RegressorMixin, DPLinearModel):
         n = X.shape[0]
         self._check_common_params(n)
         fit = PrivateFit(self, n)
-        low, high = self.y_bounds_ = resolve_y_bounds(self.y_bounds, y, fit)
+        sw = self._validate_sample_weight(sample_weight, X)  # exact bounds: weighted records
+        low, high = self.y_bounds_ = resolve_y_bounds(self.y_bounds, y, fit, sw)
         centre, half = (low + high) / 2.0, (high - low) / 2.0
         Y = (np.clip(y, low, high) - centre)[:, None]
         loss = get_loss("squared")
