@@ -270,7 +270,8 @@ class PrivatePipeline(Pipeline):
         As for ``Pipeline``. Every step must be private (skdp's private preprocessing and
         estimators), public (fitted on public information) or stateless; others are refused at
         ``fit`` (:func:`check_private_steps`). The steps' own ``epsilon`` and ``delta`` are not
-        used: the pipeline's budget replaces them.
+        used: the pipeline's budget replaces them. Private steps given the same integer
+        ``random_state`` draw from distinct streams (composition needs independent noise).
     epsilon : float > 0 or np.inf, default=1.0
         Budget of the whole pipeline fit. ``np.inf``: no privacy (exact statistics).
     delta : float in (0, 1) or None, default=None
@@ -376,8 +377,8 @@ class PrivatePipeline(Pipeline):
         precheck(ledgers, epsilon, delta, source)
         rho = zcdp_budget(epsilon, delta) if math.isfinite(epsilon) else math.inf
         marked = []
-        for path, leaf in private:
-            leaf._skdp_budget = StepBudget(rho * shares[path], delta, epsilon)
+        for stream, (path, leaf) in enumerate(private, start=1):
+            leaf._skdp_budget = StepBudget(rho * shares[path], delta, epsilon, stream)
             marked.append(leaf)
         if estimator is not None:
             estimator._skdp_pipeline_plan = _LazyPlan(self, epsilon, delta)

@@ -170,6 +170,23 @@ def test_pipeline_without_public_row_bound_estimates_data_norm_privately():
     assert pipe.epsilon_ <= 1.0
 
 
+def test_private_steps_draw_independent_streams():
+    """Steps given the same integer seed inside a pipeline must not reuse each other's noise
+    (nor the final estimator's, seeded with the same integer)."""
+    from skdp._validation import make_generator
+    from skdp.preprocessing import StepBudget
+
+    a, b = PrivateRobustScaler(random_state=7), PrivateRobustScaler(random_state=7)
+    alone = a._rng().gumbel(size=5)
+    np.testing.assert_array_equal(alone, make_generator(7).gumbel(size=5))
+    a._skdp_budget = StepBudget(0.01, DELTA, 1.0, stream=1)
+    b._skdp_budget = StepBudget(0.01, DELTA, 1.0, stream=2)
+    draws = [a._rng().gumbel(size=5), b._rng().gumbel(size=5), alone]
+    for i in range(3):
+        for j in range(i):
+            assert not np.allclose(draws[i], draws[j])
+
+
 def test_pipeline_weights():
     X, y = _frame(800)
     pipe = _pipe(weights={"columntransformer__privaterobustscaler": 1.0,

@@ -7,6 +7,9 @@ pipeline's budget (:class:`StepBudget`) and charges the ledgers once for the who
 
 from dataclasses import dataclass
 import math
+import numbers
+
+import numpy as np
 
 from .._validation import check_delta, check_epsilon, make_generator
 from ..ledger import active_ledgers, charge, ledgers_to_charge, precheck
@@ -19,11 +22,14 @@ __all__ = ["StepBudget", "PrivateStepMixin"]
 @dataclass(frozen=True)
 class StepBudget:
     """The share of a pipeline's budget given to one private step: ``rho`` (zCDP) at the
-    pipeline's ``delta``; ``epsilon`` is the pipeline's (inf: no privacy)."""
+    pipeline's ``delta``; ``epsilon`` is the pipeline's (inf: no privacy); ``stream`` numbers
+    the step among the pipeline's private steps (from 1), so that steps given the same integer
+    ``random_state`` still draw independent noise."""
 
     rho: float
     delta: float
     epsilon: float
+    stream: int = 1
 
 
 class PrivateStepMixin:
@@ -48,7 +54,14 @@ class PrivateStepMixin:
         return zcdp_budget(epsilon, delta), delta, True, ledgers
 
     def _rng(self):
-        return make_generator(self.random_state, secure=bool(getattr(self, "secure_mode", False)))
+        seed = self.random_state
+        plan = getattr(self, "_skdp_budget", None)
+        if plan is not None and isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+            # composition needs independent noise: a stream of its own for each private step,
+            # distinct from the final estimator's (which uses its random_state as it is)
+            state = np.random.SeedSequence([int(seed), int(plan.stream)]).generate_state(1, np.uint64)
+            seed = int(state[0])
+        return make_generator(seed, secure=bool(getattr(self, "secure_mode", False)))
 
     def _finish(self, event, delta, ledgers, n_samples, mechanism="exponential"):
         """Store ``dp_event_``, ``epsilon_``, ``delta_``, ``privacy_record_``; charge ledgers."""
