@@ -26,6 +26,8 @@ MODULE_ORDER = (
     "skdp.optimizers.dp_masg",
     "skdp.optimizers.dp_sgld",
     "skdp.optimizers.dp_nsgd_tree",
+    "skdp.preprocessing",
+    "skdp.pipeline",
     "skdp.privacy",
     "skdp.model_selection",
     "skdp.ledger",
@@ -39,6 +41,8 @@ MODULE_ORDER = (
 TITLES = {
     "skdp.linear_model": "Estimators",
     "skdp.optimizers": "Optimizers: registry and contract",
+    "skdp.preprocessing": "Private preprocessing",
+    "skdp.pipeline": "Private pipelines: one budget",
     "skdp.privacy": "Privacy accounting",
     "skdp.model_selection": "Private model selection",
     "skdp.ledger": "Privacy ledger",

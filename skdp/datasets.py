@@ -16,7 +16,56 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["find_data_dir", "load_adult", "load_wine_quality"]
+__all__ = [
+    "find_data_dir", "load_adult", "load_wine_quality", "load_adult_frame", "load_wine_frame",
+    "ADULT_CATEGORIES", "ADULT_NUMERIC",
+]
+
+#: Column names of UCI Adult, in file order (the label "income" last).
+ADULT_COLUMNS = (
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
+    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week",
+    "native-country", "income",
+)
+#: The numeric columns of Adult.
+ADULT_NUMERIC = ("age", "fnlwgt", "education-num", "capital-gain", "capital-loss", "hours-per-week")
+#: The categories of Adult's categorical columns as documented in the data set's description
+#: (``adult.names`` of the UCI repository): public information, not read from the records. The
+#: missing-value marker "?" is not a category (one-hot encoders ignore it: an all-zero block).
+ADULT_CATEGORIES = {
+    "workclass": [
+        "Private", "Self-emp-not-inc", "Self-emp-inc", "Federal-gov", "Local-gov", "State-gov",
+        "Without-pay", "Never-worked",
+    ],
+    "education": [
+        "Bachelors", "Some-college", "11th", "HS-grad", "Prof-school", "Assoc-acdm", "Assoc-voc",
+        "9th", "7th-8th", "12th", "Masters", "1st-4th", "10th", "Doctorate", "5th-6th",
+        "Preschool",
+    ],
+    "marital-status": [
+        "Married-civ-spouse", "Divorced", "Never-married", "Separated", "Widowed",
+        "Married-spouse-absent", "Married-AF-spouse",
+    ],
+    "occupation": [
+        "Tech-support", "Craft-repair", "Other-service", "Sales", "Exec-managerial",
+        "Prof-specialty", "Handlers-cleaners", "Machine-op-inspct", "Adm-clerical",
+        "Farming-fishing", "Transport-moving", "Priv-house-serv", "Protective-serv",
+        "Armed-Forces",
+    ],
+    "relationship": [
+        "Wife", "Own-child", "Husband", "Not-in-family", "Other-relative", "Unmarried",
+    ],
+    "race": ["White", "Asian-Pac-Islander", "Amer-Indian-Eskimo", "Other", "Black"],
+    "sex": ["Female", "Male"],
+    "native-country": [
+        "United-States", "Cambodia", "England", "Puerto-Rico", "Canada", "Germany",
+        "Outlying-US(Guam-USVI-etc)", "India", "Japan", "Greece", "South", "China", "Cuba",
+        "Iran", "Honduras", "Philippines", "Italy", "Poland", "Jamaica", "Vietnam", "Mexico",
+        "Portugal", "Ireland", "France", "Dominican-Republic", "Laos", "Ecuador", "Taiwan",
+        "Haiti", "Columbia", "Hungary", "Guatemala", "Nicaragua", "Scotland", "Thailand",
+        "Yugoslavia", "El-Salvador", "Trinadad&Tobago", "Peru", "Hong", "Holand-Netherlands",
+    ],
+}
 
 _ADULT_CATEGORICAL = (1, 3, 5, 6, 7, 8, 9, 13)
 _ADULT_NUMERIC = (0, 2, 4, 10, 11, 12)
@@ -30,7 +79,8 @@ def find_data_dir(data_dir=None, required=("adult.data",)):
     if os.environ.get("SKDP_DATA_DIR"):
         candidates.append(Path(os.environ["SKDP_DATA_DIR"]))
     here = Path(__file__).resolve().parent
-    candidates += [here.parent.parent / "shared" / "data", Path.cwd().parent / "shared" / "data"]
+    candidates += [here.parent.parent / "shared" / "data", Path.cwd().parent / "shared" / "data",
+                   Path.cwd().parent.parent / "shared" / "data"]
     for c in candidates:
         if all((c / f).is_file() for f in required):
             return c
@@ -100,4 +150,44 @@ def load_wine_quality(data_dir=None, normalize_rows=True, test_size=0.25, random
     X_tr, X_te = scaler.transform(X_tr), scaler.transform(X_te)
     if normalize_rows:
         X_tr, X_te = _unit_rows(X_tr), _unit_rows(X_te)
+    return X_tr, y_tr, X_te, y_te
+
+
+def load_adult_frame(data_dir=None):
+    """UCI Adult as raw pandas DataFrames: (X_train, y_train, X_test, y_test).
+
+    The columns as in the files (numeric columns as integers, categorical ones as strings, "?"
+    for a missing value), no preprocessing at all; label 1 for income > 50K. For a private
+    pipeline, one-hot encode the categorical columns with :data:`ADULT_CATEGORIES` (public).
+    """
+    import pandas as pd
+
+    d = find_data_dir(data_dir, ("adult.data", "adult.test"))
+    if d is None:
+        raise FileNotFoundError("adult.data / adult.test not found (set SKDP_DATA_DIR)")
+
+    def read(path, skip):
+        frame = pd.read_csv(
+            path, names=list(ADULT_COLUMNS), skipinitialspace=True, skiprows=skip,
+            keep_default_na=False,
+        )
+        y = (frame.pop("income").str.rstrip(".") == ">50K").astype(int).to_numpy()
+        return frame, y
+
+    X_tr, y_tr = read(d / "adult.data", 0)
+    X_te, y_te = read(d / "adult.test", 1)  # the test file starts with a header line
+    return X_tr, y_tr, X_te, y_te
+
+
+def load_wine_frame(data_dir=None, test_size=0.25, random_state=0):
+    """White wine quality as raw arrays: (X_train, y_train, X_test, y_test), no preprocessing;
+    y is the quality score (3..9)."""
+    from sklearn.model_selection import train_test_split
+
+    d = find_data_dir(data_dir, ("winequality-white.csv",))
+    if d is None:
+        raise FileNotFoundError("winequality-white.csv not found (set SKDP_DATA_DIR)")
+    data = np.loadtxt(d / "winequality-white.csv", delimiter=",")
+    X, y = data[:, :-1], data[:, -1]
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size, random_state=random_state)
     return X_tr, y_tr, X_te, y_te

@@ -19,7 +19,7 @@ expected_failed_checks=expected_failed_checks)`` does the same in a pytest suite
 import math
 from numbers import Real
 
-__all__ = ["PRIVATE_FIT_FAILURES", "expected_failed_checks"]
+__all__ = ["PRIVATE_FIT_FAILURES", "AUTO_BOUNDS_UTILITY", "expected_failed_checks"]
 
 #: The checks a private fit fails by design, each with the reason.
 PRIVATE_FIT_FAILURES = {
@@ -38,6 +38,15 @@ PRIVATE_FIT_FAILURES = {
         "epsilon=np.inf"
     ),
 }
+
+
+#: (estimator, optimizer) pairs that miss ``check_classifiers_train``'s fixed accuracy of 0.83 on
+#: its 3-class blobs with ``data_norm="auto"`` at epsilon 1 (a private median on 200 to 300 rows
+#: takes 10% of the budget; they reach 0.78 to 0.81). With a public ``data_norm`` they pass.
+AUTO_BOUNDS_UTILITY = (
+    ("DPLogisticRegression", "dp_sgld"), ("DPLogisticRegression", "dp_nsgd_tree"),
+    ("DPLinearSVC", "dp_nsgd_tree"),
+)
 
 
 def expected_failed_checks(estimator):
@@ -63,4 +72,15 @@ def expected_failed_checks(estimator):
     epsilon = getattr(final, "epsilon", None)
     if not isinstance(epsilon, Real) or math.isinf(epsilon):
         return {}
-    return dict(PRIVATE_FIT_FAILURES)
+    failures = dict(PRIVATE_FIT_FAILURES)
+    optimizer = getattr(final, "optimizer", None)
+    name = optimizer if isinstance(optimizer, str) else getattr(optimizer, "name", None)
+    if (
+        isinstance(getattr(final, "data_norm", None), str)
+        and (type(final).__name__, name) in AUTO_BOUNDS_UTILITY
+    ):
+        failures["check_classifiers_train"] = (
+            "utility at epsilon=1 with data_norm='auto' on scikit-learn's 300-row blobs (0.78 to "
+            "0.81 against the check's fixed 0.83); passes with a public data_norm"
+        )
+    return failures

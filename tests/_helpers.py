@@ -35,7 +35,8 @@ def iris():
 
 
 def diabetes():
-    """Diabetes with targets mapped into [-1, 1] (the default y_bounds)."""
+    """Diabetes with rows of unit norm and targets mapped into [-1, 1] (public bounds 1 and
+    (-1, 1), the defaults before "auto")."""
     X, y = load_diabetes(return_X_y=True)
     return unit_rows(X), (y - 185.0) / 165.0
 

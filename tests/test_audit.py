@@ -116,13 +116,16 @@ def _estimator_data(task, seed=0, n=30):
 
 
 ESTIMATORS = [
-    # the canary's derivative is saturated by a small derivative_clip where the loss allows it
+    # the canary's derivative is saturated by a small derivative_clip where the loss allows it;
+    # public bounds (data_norm=1, the canary's norm; y_bounds=(-1, 1)), as make_canary assumes
     ("logistic", lambda opt: DPLogisticRegression(epsilon=2.0, delta=DELTA, optimizer=opt,
-                                                  fit_intercept=False), "classification"),
-    ("svc", lambda opt: DPLinearSVC(epsilon=2.0, delta=DELTA, optimizer=opt, fit_intercept=False),
+                                                  fit_intercept=False, data_norm=1.0),
      "classification"),
+    ("svc", lambda opt: DPLinearSVC(epsilon=2.0, delta=DELTA, optimizer=opt, fit_intercept=False,
+                                    data_norm=1.0), "classification"),
     ("ridge", lambda opt: DPRidge(epsilon=2.0, delta=DELTA, optimizer=opt, fit_intercept=False,
-                                  derivative_clip=0.25), "regression"),
+                                  derivative_clip=0.25, data_norm=1.0, y_bounds=(-1.0, 1.0)),
+     "regression"),
 ]
 
 
@@ -244,7 +247,8 @@ def test_auditor_catches_missing_row_clipping(monkeypatch, name):
     monkeypatch.setattr(estimator_base, "clip_rows", _no_clip_rows)
     X, y = _estimator_data("regression")
     c = make_canary(X, y, task="regression", data_norm=100.0)
-    est = DPRidge(epsilon=1.0, delta=DELTA, optimizer=name, fit_intercept=False)
+    est = DPRidge(epsilon=1.0, delta=DELTA, optimizer=name, fit_intercept=False, data_norm=1.0,
+                  y_bounds=(-1.0, 1.0))
 
     def canary_loss(model):
         return -abs(float(model.predict(c.x[None, :])[0]) - c.label)

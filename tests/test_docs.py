@@ -268,8 +268,18 @@ def test_quickstart_claims(tmp_path, agg_backend):
     assert 0 < clf.epsilon_ <= 1.0
     assert clf.delta_ == pytest.approx(min(1e-5, 0.1 / ns["X_private"].shape[0]))
     assert np.isinf(exact.epsilon_)
-    # the scaler was fitted on the public sample only
-    np.testing.assert_allclose(ns["scaler"].mean_, ns["X_public"].mean(axis=0))
+    # raw data: no preprocessing, the row bound was released inside the fit's budget
+    assert clf.get_params()["data_norm"] == "auto"
+    assert "data_norm" in clf.privacy_record_.details["private_bounds"]
+    assert clf.score(ns["X_test"], ns["y_test"]) > 0.8
+
+
+def test_pipeline_example_one_budget(tmp_path, agg_backend):
+    ns = run_example(ROOT / "examples" / "plot_pipeline.py", tmp_path)
+    for model, eps in ((ns["model"], 1.0), (ns["small"], 0.1)):
+        assert 0 < model.epsilon_ <= eps
+    assert ns["model"].score(ns["X_test"], ns["y_test"]) > 0.75
+    assert 0 < ns["ridge"].epsilon_ <= 1.0
 
 
 def test_grid_search_example_composes_every_fit(tmp_path, agg_backend):

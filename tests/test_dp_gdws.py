@@ -128,7 +128,7 @@ def test_laplace_spends_exactly_pure_epsilon_and_no_delta():
     X, y = breast_cancer()
     for bs in (None, 100):
         est = DPLogisticRegression(
-            epsilon=0.8, optimizer=DPGDWS(mechanism="laplace", batch_size=bs), random_state=0
+            epsilon=0.8, data_norm=1.0, optimizer=DPGDWS(mechanism="laplace", batch_size=bs), random_state=0
         ).fit(X, y)
         assert est.delta_ == 0.0
         assert 0.8 * (1 - 1e-9) <= est.epsilon_ <= 0.8

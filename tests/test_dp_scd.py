@@ -36,6 +36,9 @@ KINDS = {"logistic": DPLogisticRegression, "svc": DPLinearSVC, "ridge": DPRidge}
 
 def _fit(kind, X, y, reg, **kw):
     param = "alpha" if kind == "ridge" else "C"
+    kw.setdefault("data_norm", 1.0)  # public bounds of the unit rows and targets in [-1, 1]
+    if kind == "ridge":
+        kw.setdefault("y_bounds", (-1.0, 1.0))
     return KINDS[kind](optimizer="dp_scd", **{param: reg}, **kw).fit(X, y)
 
 

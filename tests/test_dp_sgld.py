@@ -174,6 +174,7 @@ def _run_kernel(problem, etas, sigma=0.0, init_std=0.0, radius=0.0, seed=0, trac
 def test_calibrated_epsilon_never_overshoots(epsilon, batch_size):
     X, y = breast_cancer()
     est = DPLogisticRegression(
+            data_norm=1.0,  # the public bound of unit rows
         epsilon=epsilon, C=0.5, optimizer=DPSGLD(batch_size=batch_size, max_iter=20), random_state=0
     ).fit(X, y)
     assert est.epsilon_ <= epsilon
@@ -207,6 +208,7 @@ def test_epsilon_does_not_grow_with_steps_at_fixed_sigma():
     fits = []
     for K in (5000, 50000):
         est = DPLogisticRegression(
+            data_norm=1.0,  # the public bound of unit rows
             epsilon=20.0, C=C, optimizer=DPSGLD(sigma=sigma, max_iter=K), random_state=0
         ).fit(X, y)
         d = est.privacy_record_.details
@@ -250,17 +252,18 @@ def test_unproven_ryffel2022_accountant_is_refused():
 
 
 def test_langevin_bound_only_where_its_conditions_hold():
+    # public data_norm=1 (the unit rows): the step thresholds below are for R = sqrt(2)
     X, y = iris()
-    lr = DPLogisticRegression(epsilon=1.0, optimizer=DPSGLD(max_iter=20), random_state=0).fit(X, y)
+    lr = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(max_iter=20), random_state=0).fit(X, y)
     # multinomial at its default clip sqrt(2): the clip is never active, a gradient field
     assert lr.privacy_record_.details["analysis"] == "langevin+composition"
-    svc = DPLinearSVC(epsilon=1.0, optimizer=DPSGLD(max_iter=20), random_state=0).fit(X, y)
+    svc = DPLinearSVC(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(max_iter=20), random_state=0).fit(X, y)
     assert svc.privacy_record_.details["analysis"] == "composition"  # joint clipping of 3 outputs
     assert svc.epsilon_ <= 1.0
     Xb, yb = breast_cancer()
-    big = DPLogisticRegression(epsilon=1.0, optimizer=DPSGLD(step=2.5, max_iter=20)).fit(Xb, yb)
+    big = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(step=2.5, max_iter=20)).fit(Xb, yb)
     assert big.privacy_record_.details["analysis"] == "composition"  # step >= 1 / beta
-    lr2 = DPLogisticRegression(epsilon=1.0, optimizer=DPSGLD(step=1.5, max_iter=20)).fit(Xb, yb)
+    lr2 = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(step=1.5, max_iter=20)).fit(Xb, yb)
     assert lr2.privacy_record_.details["analysis"] == "langevin+composition"  # 1.5 < 1/beta ~ 1.99
 
 
@@ -288,7 +291,7 @@ def test_default_step_count_reaches_saturation_when_affordable():
 def test_seed_determinism_and_projection():
     X, y = breast_cancer()
     mk = lambda seed, **kw: DPLogisticRegression(  # noqa: E731
-        epsilon=0.5, optimizer=DPSGLD(max_iter=50, **kw), random_state=seed
+        epsilon=0.5, data_norm=1.0, optimizer=DPSGLD(max_iter=50, **kw), random_state=seed
     ).fit(X, y)
     np.testing.assert_array_equal(mk(3).coef_, mk(3).coef_)
     assert not np.allclose(mk(3).coef_, mk(4).coef_)

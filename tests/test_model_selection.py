@@ -173,7 +173,8 @@ def test_search_is_reproducible_and_useful(data):
 def test_regression_search(data):
     X, _ = data
     y = np.clip(0.9 * X[:, 0], -1, 1)
-    search = PrivateSearchCV(DPRidge(epsilon=1.0, delta=1e-6), {"alpha": [0.01, 1.0]},
+    search = PrivateSearchCV(DPRidge(epsilon=1.0, delta=1e-6, y_bounds=(-1.0, 1.0)),
+                             {"alpha": [0.01, 1.0]},
                              n_iter=3, random_state=0).fit(X, y)
     assert search.best_score_ <= 0.5  # a noisy negative squared error, clipped to (2)^2
     assert search.score(X, y) > 0.3
@@ -221,7 +222,8 @@ def test_data_dependent_event_is_caught(data):
     X, y = data
     X = X + np.array([0.3, 0, 0, 0])  # the synthetic plan data has mean ~0, these do not
     with pytest.raises(RuntimeError, match="privacy bug"):
-        PrivateSearchCV(DPLogisticRegression(epsilon=1.0, optimizer=LeakyGDWS()), {"C": [1.0]},
+        PrivateSearchCV(DPLogisticRegression(epsilon=1.0, optimizer=LeakyGDWS(), data_norm=1.0),
+                        {"C": [1.0]},
                         n_iter=2, random_state=0).fit(X, y)
 
 

@@ -185,7 +185,10 @@ def test_adversarial_row_through_estimator(monkeypatch, name, params, est_id, Es
     X, y = _raw_data(n_classes)
     X2, y2 = _adversarial(X, y, n_classes)
     for Xs, ys in ((X, y), (X2, y2)):
-        est = Est(epsilon=1.0, delta=1e-5, optimizer=cls(**params), random_state=11)
+        bounds = dict(data_norm=1.0, intercept_scaling=1.0)  # public: the same for D and D'
+        if Est is DPRidge:
+            bounds["y_bounds"] = (-1.0, 1.0)
+        est = Est(epsilon=1.0, delta=1e-5, optimizer=cls(**params), random_state=11, **bounds)
         _solve_or_skip(lambda: est.fit(Xs, ys))
     assert len(runs) == 2
     (p1, r1, s1), (p2, r2, s2) = runs

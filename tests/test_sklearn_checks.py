@@ -22,7 +22,7 @@ import pytest
 from sklearn.utils.estimator_checks import estimator_checks_generator, parametrize_with_checks
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
-from skdp.estimator_checks import PRIVATE_FIT_FAILURES, expected_failed_checks
+from skdp.estimator_checks import AUTO_BOUNDS_UTILITY, PRIVATE_FIT_FAILURES, expected_failed_checks
 from skdp.optimizers import available_optimizers, resolve_optimizer
 
 CLASSES = (DPLogisticRegression, DPLinearSVC, DPRidge)
@@ -48,6 +48,15 @@ def test_expected_failures_are_the_sample_weight_checks_of_private_fits():
         "check_sample_weight_equivalence_on_sparse_data",
         "check_all_zero_sample_weights_error",
     }
+
+
+@pytest.mark.parametrize("cls_name, name", AUTO_BOUNDS_UTILITY)
+def test_classifiers_train_with_public_bounds(cls_name, name):
+    from sklearn.utils.estimator_checks import check_classifiers_train
+
+    cls = {c.__name__: c for c in CLASSES}[cls_name]
+    check_classifiers_train(cls_name, cls(optimizer=name, random_state=0, data_norm=1.0,
+                                          intercept_scaling=1.0))
 
 
 def _nonprivate(cls, name):

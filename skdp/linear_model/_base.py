@@ -28,6 +28,7 @@ from ..optimizers import (
 from ..optimizers._base import nonprivate_record
 from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord
 from ..progress import check_callback
+from ._bounds import PrivateFit, resolve_data_norm
 
 __all__ = ["DPLinearModel", "clip_rows"]
 
@@ -106,7 +107,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         "delta": [OPEN_UNIT, None],
         "optimizer": [StrOptions(set(OPTIMIZER_NAMES)), DPOptimizer],
         "fit_intercept": ["boolean"],
-        "intercept_scaling": [POSITIVE],
+        "intercept_scaling": [POSITIVE, AUTO],
         "data_norm": [POSITIVE, AUTO],
         "derivative_clip": [POSITIVE, AUTO],
         "accountant": [StrOptions(set(ACCOUNTANTS))],
@@ -126,8 +127,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     def _check_common_params(self, n_samples):
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta, n_samples)
-        data_norm = check_positive(self.data_norm, "data_norm")
-        intercept_scaling = check_positive(self.intercept_scaling, "intercept_scaling")
+        data_norm = self.data_norm
+        if not (isinstance(data_norm, str) and data_norm == "auto"):
+            data_norm = check_positive(data_norm, "data_norm")
+        intercept_scaling = self.intercept_scaling
+        if not (isinstance(intercept_scaling, str) and intercept_scaling == "auto"):
+            intercept_scaling = check_positive(intercept_scaling, "intercept_scaling")
         if self.accountant not in ACCOUNTANTS:
             raise ValueError(f"accountant must be one of {ACCOUNTANTS}; got {self.accountant!r}")
         if self.derivative_clip != "auto":
@@ -215,14 +220,20 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         return np.clip(sw, 0.0, M)
 
     # -- the fit ------------------------------------------------------------------------------
-    def _fit_problem(self, X, Y, loss, lam, clip_default, n_samples, sample_weight=None):
+    def _fit_problem(
+        self, X, Y, loss, lam, clip_default, n_samples, sample_weight=None, private_fit=None
+    ):
         """Clip, build the problem, run the optimizer, store the fitted attributes.
 
-        ``sample_weight`` is the caller's (unvalidated) argument of ``fit``.
+        ``sample_weight`` is the caller's (unvalidated) argument of ``fit``. ``private_fit``
+        (a :class:`~skdp.linear_model._bounds.PrivateFit`) carries the budget, generator and
+        bounds events of a fit that already released private bounds (DPRidge's ``y_bounds``).
 
         Returns the coefficient matrix of shape (p, K) in the clipped design's parameterisation.
         """
         epsilon, delta, data_norm, s, optimizer = self._check_common_params(n_samples)
+        fit = private_fit if private_fit is not None else PrivateFit(self, n_samples)
+        epsilon, delta = fit.epsilon, fit.delta  # a PrivatePipeline's budget replaces the params
         callback, every = check_callback(self.callback, self.callback_every)
         if self.warm_start and not optimizer.supports_warm_start:
             raise ValueError(
@@ -230,12 +241,27 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 ": it cannot start from a fitted model (dp_scd is a dual method whose start "
                 "would be its secret dual state); use warm_start=False or another optimizer"
             )
+        self.optimizer_ = optimizer
+        sw = self._validate_sample_weight(sample_weight, X)
+        data_norm, row_scale = resolve_data_norm(data_norm, X, fit, sw)
+        self.data_norm_ = data_norm
+        s = self.intercept_scaling_ = row_scale if s == "auto" else s
         init = self._warm_point(X.shape[1], Y.shape[1], s) if self.warm_start else None
         # the release the fit starts from (None: a cold start); read before it is replaced
         start = self._warm_start_record() if init is not None else None
-        self.optimizer_ = optimizer
         Xc = clip_rows(X, data_norm, s if self.fit_intercept else None)
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
+        # The optimizer works in units of data_norm: rows of norm <= 1, the scale its step
+        # rules and heuristics assume. An exact reparameterisation of the same objective
+        # (X_u = X / D, W_u = D W, lam_u = lam / D^2); nothing changes when D = 1.
+        unit = data_norm
+        if unit != 1.0:
+            if sp.issparse(Xc):
+                Xc.data /= unit
+            else:
+                Xc /= unit
+            R, lam = R / unit, lam / unit**2
+            init = None if init is None else init * unit
         private = math.isfinite(epsilon)
         if not private:
             clip = math.inf  # no privacy: no derivative clipping, the plain objective
@@ -246,31 +272,22 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         problem = Problem(
             X=Xc, Y=np.ascontiguousarray(Y, dtype=np.float64), loss=loss, lam=lam,
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),
-            sample_weight=self._validate_sample_weight(sample_weight, X),
+            sample_weight=sw,
             max_sample_weight=float(self.max_sample_weight), init=init,
         )
-        budget = Budget(epsilon=epsilon, delta=delta, accountant=self.accountant)
-        # The ledgers this fit charges (explicit, open contexts, carried to a worker process);
-        # the ceiling is checked before the kernel from the target budget, then exactly.
-        ledgers = ledgers_to_charge(
-            getattr(self, "ledger", None), self._carried_ledgers()
-        )
-        source = type(self).__name__
-        precheck(ledgers, epsilon, delta, source)
+        ledgers, source = fit.ledgers, fit.source  # prechecked when the fit started
         if ledgers and not private:
             warnings.warn(
                 f"{source} was fitted with epsilon=inf (no noise, not private) and is charged to "
                 "a ledger without a ceiling, whose total is now infinite",
                 UserWarning, stacklevel=3,
             )
-        rng = make_generator(self.random_state, secure=bool(self.secure_mode))
-        result = optimizer.solve(problem, budget, rng, callback=callback, callback_every=every)
+        result, record = fit.solve(optimizer, problem, callback, every)
         # Ledgers are charged with this fit's own event (the start was charged by its own fit);
         # the model's record composes the start's history with it.
-        charge(ledgers, result.record, source, epsilon, delta, n_samples=int(n_samples))
-        record = result.record if start is None else warm_started_record(
-            start, result.record, delta, self.accountant
-        )
+        charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples))
+        if start is not None:
+            record = warm_started_record(start, record, delta, record.accountant)
         if private and not math.isfinite(record.epsilon):
             warnings.warn(
                 f"{source} was warm-started from a model that is not private (fitted with "
@@ -304,7 +321,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                     f"epsilon spent {ledger.spent():.4g} of {ledger.epsilon:.4g} at delta "
                     f"{ledger.delta:.3g}"
                 )
-        return result.coef
+        return result.coef / unit if unit != 1.0 else result.coef
 
     def _warm_point(self, n_features, n_outputs, intercept_scaling):
         """The fitted ``coef_`` / ``intercept_`` as the clipped design's (p, K) matrix, or None.
@@ -346,7 +363,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     def _split_coef(self, W):
         """(coef (K, d), intercept (K,)) in the original feature space from W of shape (p, K)."""
         if self.fit_intercept:
-            return W[:-1].T.copy(), W[-1] * float(self.intercept_scaling)
+            return W[:-1].T.copy(), W[-1] * float(self.intercept_scaling_)
         return W.T.copy(), np.zeros(W.shape[1])
 
     def _decision(self, X):

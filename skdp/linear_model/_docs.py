@@ -13,12 +13,20 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
     fit_intercept : bool, default=True
         Fit an intercept through a constant column of value ``intercept_scaling``; the intercept
         is regularised like the other coefficients (needed for strong convexity).
-    intercept_scaling : float > 0, default=1.0
+    intercept_scaling : float > 0 or "auto", default="auto"
         Value of the intercept column. Rows of the design then have norm at most
         ``sqrt(data_norm**2 + intercept_scaling**2)``, the bound used for the sensitivity.
-    data_norm : float > 0, default=1.0
-        Public bound on the L2 norm of a row of X: rows are scaled down to it (in a copy) before
-        the fit. It must not be derived from the private data.
+        "auto": the scale of a typical row, whatever the units of X: the private median row
+        norm behind ``data_norm="auto"``, or ``data_norm_`` when that is a number (1 when
+        ``data_norm=1``) or exact (``epsilon=np.inf``). The value used is
+        ``intercept_scaling_``.
+    data_norm : float > 0 or "auto", default="auto"
+        Bound on the L2 norm of a row of X: rows are scaled down to it (in a copy) before the
+        fit. A number is a public bound (free; it must not be derived from the private data).
+        "auto": 1.5 times the private median row norm, for 10% of the fit's zCDP budget, included in
+        ``epsilon_`` (see :ref:`raw_data`); inside a :class:`skdp.pipeline.PrivatePipeline`
+        whose steps bound their output, that public bound; the largest row norm at
+        ``epsilon=np.inf``. The value used is ``data_norm_``.
     derivative_clip : float > 0 or "auto", default="auto"
         Bound on the L2 norm of the per-example derivative of the loss in the margins, so that a
         per-example gradient has norm at most ``derivative_clip * R``. "auto": a bound that
@@ -81,8 +89,13 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         A private fit runs its fixed number of steps and ignores it."""
 
 PRIVACY_ATTRIBUTES = """epsilon_ : float
-        Epsilon of the released model's guarantee: what the fit spent (at most ``epsilon``),
-        composed with the fits it was warm-started from (``warm_start=True``).
+        Epsilon of the released model's guarantee: what the fit spent (at most ``epsilon``,
+        private bounds included), composed with the fits it was warm-started from
+        (``warm_start=True``).
+    data_norm_ : float
+        The row-norm bound the fit used (the public number, or the private estimate).
+    intercept_scaling_ : float
+        The value of the intercept column the fit used.
     delta_ : float
         Delta of the guarantee (0 for pure-DP mechanisms).
     noise_multiplier_ : float

@@ -60,7 +60,7 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
 
     def __init__(
         self, epsilon=1.0, delta=None, optimizer="dp_gdws", C=1.0, fit_intercept=True,
-        intercept_scaling=1.0, data_norm=1.0, derivative_clip="auto", classes=None,
+        intercept_scaling="auto", data_norm="auto", derivative_clip="auto", classes=None,
         accountant="rdp", random_state=None, verbose=0, ledger=None,
         secure_mode=False, max_sample_weight=1.0, warm_start=False, callback=None,
         callback_every=1, max_iter=None, tol=None,

@@ -6,6 +6,7 @@ from sklearn.base import RegressorMixin, _fit_context
 from .._validation import AUTO, POSITIVE, check_positive
 from ..losses import get_loss
 from ._base import DPLinearModel
+from ._bounds import PrivateFit, check_y_bounds, resolve_y_bounds
 from ._docs import fill
 
 __all__ = ["DPRidge"]
@@ -28,14 +29,20 @@ class DPRidge(RegressorMixin, DPLinearModel):
     %(privacy_params)s
     alpha : float > 0, default=1.0
         Regularisation strength, as in scikit-learn.
-    y_bounds : tuple (low, high), default=(-1.0, 1.0)
-        Public bounds of the target. Targets outside are clipped to them. Must not be derived
-        from the private data.
+    y_bounds : "auto" or tuple (low, high), default="auto"
+        Bounds of the target; targets outside are clipped to them and the fit is centred on
+        their midpoint. A pair is a public bound (free; it must not be derived from the private
+        data). "auto": the private median of y plus or minus 4 private median absolute
+        deviations, for 10% of the fit's zCDP budget, included in ``epsilon_`` (see
+        :ref:`raw_data`); the exact range of y at ``epsilon=np.inf``. The values used are
+        ``y_bounds_``.
 
     Attributes
     ----------
     coef_ : ndarray of shape (n_features,)
     intercept_ : float
+    y_bounds_ : tuple (low, high)
+        The target bounds the fit used (the public pair, or the private estimate).
     %(privacy_attributes)s
     """,
         default_optimizer="dp_scd",
@@ -50,7 +57,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
 
     def __init__(
         self, epsilon=1.0, delta=None, optimizer="dp_scd", alpha=1.0, fit_intercept=True,
-        intercept_scaling=1.0, data_norm=1.0, y_bounds=(-1.0, 1.0), derivative_clip="auto",
+        intercept_scaling="auto", data_norm="auto", y_bounds="auto", derivative_clip="auto",
         accountant="rdp", random_state=None, verbose=0, ledger=None,
         secure_mode=False, max_sample_weight=1.0, warm_start=False, callback=None,
         callback_every=1, max_iter=None, tol=None,
@@ -76,17 +83,6 @@ class DPRidge(RegressorMixin, DPLinearModel):
         self.max_iter = max_iter
         self.tol = tol
 
-    def _check_y_bounds(self):
-        try:
-            low, high = (float(v) for v in self.y_bounds)
-        except (TypeError, ValueError):
-            raise ValueError(
-                f"y_bounds must be a pair (low, high) of finite reals; got {self.y_bounds!r}"
-            ) from None
-        if not (np.isfinite(low) and np.isfinite(high) and low < high):
-            raise ValueError(f"y_bounds must be finite with low < high; got {self.y_bounds!r}")
-        return low, high
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.
@@ -111,13 +107,17 @@ class DPRidge(RegressorMixin, DPLinearModel):
                 f"{y.dtype} (for example {str(y[0])!r})"
             )
         alpha = check_positive(self.alpha, "alpha")
-        low, high = self._check_y_bounds()
+        check_y_bounds(self.y_bounds)
+        n = X.shape[0]
+        self._check_common_params(n)
+        fit = PrivateFit(self, n)
+        sw = self._validate_sample_weight(sample_weight, X)  # exact bounds: weighted records
+        low, high = self.y_bounds_ = resolve_y_bounds(self.y_bounds, y, fit, sw)
         centre, half = (low + high) / 2.0, (high - low) / 2.0
         Y = (np.clip(y, low, high) - centre)[:, None]
-        n = X.shape[0]
         loss = get_loss("squared")
         W = self._fit_problem(
-            X, Y, loss, alpha / n, loss.default_clip(1, half), n, sample_weight
+            X, Y, loss, alpha / n, loss.default_clip(1, half), n, sample_weight, fit
         )
         coef, intercept = self._split_coef(W)
         self.coef_ = coef[0]
@@ -125,8 +125,9 @@ class DPRidge(RegressorMixin, DPLinearModel):
         return self
 
     def _intercept_offset(self):
-        """The public shift ``fit`` adds to the intercept: the centre of ``y_bounds``."""
-        low, high = self._check_y_bounds()
+        """The shift ``fit`` adds to the intercept: the centre of the current fit's
+        ``y_bounds_`` (public, or released by the private bounds)."""
+        low, high = self.y_bounds_
         return (low + high) / 2.0
 
     def predict(self, X):

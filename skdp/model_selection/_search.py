@@ -244,6 +244,12 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
             raise ValueError("scoring='accuracy' needs a classifier")
         if scoring == "neg_mean_squared_error" and not hasattr(final, "y_bounds"):
             raise ValueError("scoring='neg_mean_squared_error' needs a regressor with y_bounds")
+        if scoring == "neg_mean_squared_error" and isinstance(final.y_bounds, str):
+            raise ValueError(
+                "scoring='neg_mean_squared_error' needs public y_bounds (a pair) on the "
+                "regressor: the score's sensitivity is computed from them before any fit, and "
+                "y_bounds='auto' only releases bounds inside each fit"
+            )
 
         y_arr = np.asarray(y)
         n = y_arr.shape[0]
@@ -456,6 +462,11 @@ def _check_stateless_steps(estimator, probe):
     on ``probe`` (public synthetic rows, see :func:`_probe`). A step row-wise on the probe but
     not on the data cannot be detected: the documentation asks for row-wise steps.
     """
+    from ..pipeline import PrivatePipeline, check_private_steps
+
+    if isinstance(estimator, PrivatePipeline):
+        check_private_steps(estimator)
+        return
     est, P = estimator, probe
     while hasattr(est, "steps"):
         for name, step in est.steps[:-1]:

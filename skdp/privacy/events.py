@@ -21,6 +21,7 @@ __all__ = [
     "ZCDPEvent",
     "LaplaceEvent",
     "PoissonLaplaceEvent",
+    "ExponentialMechanismEvent",
     "SelfComposedEvent",
     "ComposedEvent",
     "NonPrivateEvent",
@@ -173,6 +174,38 @@ class PoissonLaplaceEvent(DPEvent):
         return dp_accounting.PoissonSampledDpEvent(
             self.sampling_rate, dp_accounting.LaplaceDpEvent(self.noise_multiplier)
         )
+
+
+@dataclass(frozen=True)
+class ExponentialMechanismEvent(DPEvent):
+    """One exponential mechanism with parameter ``epsilon``: it samples y with probability
+    proportional to ``exp(epsilon * u(D, y) / (2 * sensitivity))``.
+
+    It is pure ``epsilon``-DP and ``epsilon``-bounded-range (Durfee & Rogers 2019), hence
+    ``epsilon^2 / 8``-zCDP (Cesar & Rogers 2021, Lemma 3.2): its RDP at order alpha is
+    ``min(alpha * epsilon^2 / 8, epsilon)``. Four times cheaper in zCDP than the generic
+    ``epsilon^2 / 2`` of a pure epsilon-DP mechanism, which is what makes several private
+    quantiles affordable inside one fit.
+    """
+
+    epsilon: float
+
+    def pure_epsilon(self):
+        return float(self.epsilon)
+
+    def rdp(self, orders):
+        orders = np.asarray(orders, dtype=float)
+        eps = float(self.epsilon)
+        return np.minimum(orders * eps * eps / 8.0, eps)
+
+    def to_dp_accounting(self):
+        # dp-accounting has no exponential-mechanism event, and its randomised-response event
+        # means another neighbouring relation. The zCDP bound is exact in meaning under any
+        # relation; dp-accounting's RDP accountant takes it, its PLD accountant does not (skdp
+        # then accounts with RDP, see skdp.ledger and skdp.linear_model._bounds).
+        import dp_accounting
+
+        return dp_accounting.ZCDpEvent(float(self.epsilon) ** 2 / 8.0)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,318 @@
+"""Private bounds inside a fit: ``data_norm="auto"`` and ``DPRidge(y_bounds="auto")``.
+
+A fit with automatic bounds is one mechanism in two parts, under one (epsilon, delta):
+
+1. **Bounds.** Each bound is a private median (the exponential mechanism over a public log
+   grid, :func:`skdp.privacy.quantiles.private_quantile`) scaled by a public factor. Medians are
+   reliable at small n, where extreme quantiles are not (see :mod:`skdp.privacy.quantiles`).
+   The bounds take a public share of the fit's budget on the zCDP scale
+   (:func:`skdp.privacy.split.zcdp_budget`): :data:`DATA_NORM_SHARE` for ``data_norm``,
+   :data:`Y_BOUNDS_SHARE` for the target bounds.
+2. **Model.** The optimizer is calibrated to what is left
+   (:func:`skdp.privacy.split.remaining_epsilon`); the composition of both parts is then
+   computed by the accountant and must be within the fit's epsilon. When it is not (an optimizer
+   whose event is not zCDP, such as a subsampled or Laplace one, can overshoot), the model is
+   discarded and refitted with less (at the optimizer's own optimal Rényi order, then by basic
+   composition, which always holds). This decision depends on public events only.
+
+The fit's ``dp_event_`` composes both parts, ``epsilon_`` and the ledger charge are computed from
+it, and the values used are fitted attributes (``data_norm_``, ``y_bounds_``). A number given by
+the user is a public bound: it costs nothing and the fit is exactly the explicit-bounds fit.
+At ``epsilon=np.inf`` there is nothing to protect and "auto" uses exact statistics (the largest
+row norm, the range of y), so the fit is the non-private optimum.
+
+Inside a :class:`skdp.pipeline.PrivatePipeline` the budget is the pipeline's, the events of the
+private preprocessing steps come first, and a public bound on the rows (from the steps' fixed
+output ranges) replaces the private ``data_norm`` estimate.
+"""
+
+from dataclasses import dataclass, replace
+import math
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from .._validation import check_delta, check_epsilon, check_positive, make_generator
+from ..ledger import ledgers_to_charge, precheck
+from ..optimizers import Budget
+from ..privacy import ComposedEvent, PrivacyRecord, compute_epsilon, rdp_epsilon_and_order
+from ..privacy.quantiles import (
+    em_epsilon, is_reliable, positive_grid, private_quantile, signed_grid,
+)
+from ..privacy.split import remaining_epsilon, zcdp_budget
+
+__all__ = [
+    "DATA_NORM_SHARE",
+    "DATA_NORM_FACTOR",
+    "DATA_NORM_GRID_STEP",
+    "Y_BOUNDS_SHARE",
+    "Y_BOUNDS_MAD_FACTOR",
+    "PipelinePlan",
+    "PrivateFit",
+    "resolve_data_norm",
+    "resolve_y_bounds",
+]
+
+#: Share of the fit's zCDP budget (rho) spent on ``data_norm="auto"``: one private median over
+#: a grid of ratio sqrt(2). At epsilon = 1, delta = 1e-5 that is an exponential mechanism with
+#: epsilon 0.156, reliable (see :func:`skdp.privacy.quantiles.is_reliable`) from n = 195 rows.
+DATA_NORM_SHARE = 0.10
+#: Spacing (log2) of the data_norm grid: coarse, since the bound is scaled by a factor anyway,
+#: and fewer candidates make the median reliable with fewer rows.
+DATA_NORM_GRID_STEP = 0.5
+#: ``data_norm_`` is this factor times the private median row norm: rows up to 1.5 times the typical
+#: norm are kept whole, the larger ones scaled down (clipping near the median is what adaptive
+#: clipping converges to, Andrew et al. 2021; 1.5 keeps most rows whole for a small cost in noise).
+DATA_NORM_FACTOR = 1.5
+#: Share of the fit's rho spent on ``y_bounds="auto"``: two private medians (of y, then of
+#: ``|y - median|``) over grids of ratio 2^(1/4), at epsilon 0.11 each at epsilon = 1,
+#: delta = 1e-5 (reliable from n = 325).
+Y_BOUNDS_SHARE = 0.10
+#: ``y_bounds_`` is the private median of y plus or minus this factor times the private median
+#: absolute deviation (MAD): 4 MAD is 2.7 standard deviations for normal targets, the reach of
+#: Tukey's fences (the same as PrivateRobustScaler's default).
+Y_BOUNDS_MAD_FACTOR = 4.0
+
+#: Margin kept below the target epsilon when a fit has to be redone with less budget.
+_REFIT_MARGIN = 1e-9
+
+
+@dataclass(frozen=True)
+class PipelinePlan:
+    """What a :class:`~skdp.pipeline.PrivatePipeline` hands to its final estimator's fit.
+
+    Attributes
+    ----------
+    epsilon, delta : float
+        The pipeline's budget (replaces the estimator's own ``epsilon`` and ``delta``).
+    prior : tuple of DPEvent
+        The events of the private steps fitted before (composed into the estimator's event).
+    row_norm_bound : float or None
+        A public bound on the norm of the rows the estimator receives, or None.
+    """
+
+    epsilon: float
+    delta: float
+    prior: tuple = ()
+    row_norm_bound: object = None
+
+
+class PrivateFit:
+    """The budget, generator, ledgers and released bounds of one fit (not public API).
+
+    Created at the start of a fit: checks epsilon and delta (or takes the pipeline's), finds the
+    ledgers to charge and prechecks them, and creates the fit's only random generator, which
+    the bounds and then the optimizer draw from in turn.
+    """
+
+    def __init__(self, estimator, n_samples):
+        plan = getattr(estimator, "_skdp_pipeline_plan", None)
+        if plan is not None and hasattr(plan, "resolve"):
+            plan = plan.resolve()  # a PrivatePipeline's plan, known once its steps are fitted
+        if plan is not None:
+            self.epsilon, self.delta = float(plan.epsilon), float(plan.delta)
+            self.events = list(plan.prior)
+            self.row_norm_bound = plan.row_norm_bound
+        else:
+            self.epsilon = check_epsilon(estimator.epsilon)
+            self.delta = check_delta(estimator.delta, n_samples)
+            self.events = []
+            self.row_norm_bound = None
+        self.n_prior = len(self.events)
+        self.private = math.isfinite(self.epsilon)
+        self.rho = zcdp_budget(self.epsilon, self.delta) if self.private else math.inf
+        self.ledgers = ledgers_to_charge(
+            getattr(estimator, "ledger", None), getattr(estimator, "_skdp_context_ledgers", ())
+        )
+        self.source = type(estimator).__name__
+        self.accountant = estimator.accountant
+        precheck(self.ledgers, self.epsilon, self.delta, self.source)
+        self.rng = make_generator(estimator.random_state, secure=bool(estimator.secure_mode))
+        self.bounds = {}  # name -> {"value", "epsilon"} of each private bound, for the record
+
+    def median(self, values, share, count, candidates, name):
+        """A private median of ``values`` with ``share / count`` of the fit's rho."""
+        eps = em_epsilon(share * self.rho, count)
+        n = np.shape(values)[0]
+        if not is_reliable(n, eps, 0.5, len(candidates)):  # public: n, eps, the grid size
+            warnings.warn(
+                f"{self.source}: the private {name} of {n} records at epsilon {eps:.3g} is "
+                "unreliable (it can land far from the data); pass a public bound instead of "
+                '"auto", or use more data or a larger epsilon',
+                UserWarning, stacklevel=4,
+            )
+        value, event = private_quantile(values, 0.5, eps, self.rng, candidates)
+        self.events.append(event)
+        self.bounds[name] = {"value": value, "epsilon": eps}
+        return value
+
+    @property
+    def prior(self):
+        """The events released in this fit before the optimizer (None when there are none)."""
+        return ComposedEvent(tuple(self.events)) if self.events else None
+
+    def solve(self, optimizer, problem, callback=None, callback_every=1):
+        """Run the optimizer on what the bounds left; returns (OptimizeResult, PrivacyRecord).
+
+        Without private bounds (public bounds, or epsilon = inf) this is the optimizer's plain
+        fit on the whole budget, bit for bit.
+        """
+        accountant = self.accountant
+        prior = self.prior
+        if prior is None or not self.private:
+            budget = Budget(epsilon=self.epsilon, delta=self.delta, accountant=accountant)
+            result = optimizer.solve(
+                problem, budget, self.rng, callback=callback, callback_every=callback_every
+            )
+            return result, result.record
+        # The exponential mechanism has no PLD form in dp-accounting (see
+        # ExponentialMechanismEvent.to_dp_accounting): the whole fit is accounted with RDP.
+        accountant = "rdp"
+        prior_pure = prior.pure_epsilon()
+        target = remaining_epsilon(prior, self.epsilon, self.delta)
+        for attempt in range(3):
+            budget = Budget(epsilon=target, delta=self.delta, accountant=accountant)
+            wrapped, last = self._wrap(callback, prior_pure)
+            result = optimizer.solve(
+                problem, budget, self.rng, callback=wrapped, callback_every=callback_every
+            )
+            event = result.record.event
+            composed = ComposedEvent(tuple(self.events) + (event,))
+            spent = compute_epsilon(composed, self.delta, accountant)
+            if spent <= self.epsilon:
+                break
+            # Not a zCDP event: the model is discarded (never released) and refitted with less:
+            # first with the bounds' RDP at the optimizer's own best order, then by basic
+            # composition with the bounds' pure epsilon (always within the budget).
+            if attempt == 0 and event.pure_epsilon() is None:
+                _, order = rdp_epsilon_and_order(event, self.delta)
+                extra, margin = float(prior.rdp(np.array([order]))[0]), _REFIT_MARGIN
+            else:
+                extra, margin = prior_pure, 1e-6
+            target = min(target, self.epsilon - extra) * (1.0 - margin)
+            if not target > 0:
+                raise ValueError(
+                    f"the private bounds and preprocessing spend the whole budget "
+                    f"epsilon={self.epsilon:.4g} for this optimizer; give public bounds, a "
+                    "larger epsilon or a smaller preprocessing share"
+                )
+        if not spent <= self.epsilon:
+            # basic composition always holds for an optimizer that keeps to its budget
+            raise RuntimeError(
+                f"the optimizer's event spends more than the epsilon={target:.6g} it was given "
+                f"(composed with the private bounds: {spent:.6g} > {self.epsilon:.6g}), a "
+                "privacy bug in the optimizer; nothing was released"
+            )
+        opt = result.record
+        details = dict(opt.details)
+        details.update({
+            "optimizer_epsilon": opt.epsilon,
+            "optimizer_target_epsilon": budget.epsilon,
+            "private_bounds": dict(self.bounds),
+            "preprocessing_events": self.n_prior,
+        })
+        record = PrivacyRecord.from_event(
+            composed, self.delta, accountant, mechanism=opt.mechanism,
+            noise_multiplier=opt.noise_multiplier, sensitivity=opt.sensitivity,
+            n_steps=opt.n_steps, sampling=opt.sampling, details=details,
+        )
+        if record.epsilon > self.epsilon:  # pragma: no cover - checked above
+            raise RuntimeError("composed epsilon over the target")
+        if last:  # the last call, held back until the whole fit's epsilon was known
+            callback(replace(last[0], epsilon=record.epsilon, delta=record.delta))
+        return result, replace(record, relation=opt.relation)
+
+    def _wrap(self, callback, prior_pure):
+        """The user's callback for a fit with private bounds, and a list that receives its last
+        call. Before the last step it reports the steps' epsilon plus the bounds' pure epsilon
+        (a valid bound), capped by the fit's target (which the released fit is verified to
+        meet); the last call is made by :meth:`solve` with the composed epsilon."""
+        last = []
+        if callback is None:
+            return None, last
+        cap = self.epsilon
+
+        def wrapped(progress):
+            if progress.step >= progress.n_steps:
+                last[:] = [progress]
+                return None
+            return callback(replace(progress, epsilon=min(cap, progress.epsilon + prior_pure)))
+
+        return wrapped, last
+
+
+def _row_norms(X):
+    if sp.issparse(X):
+        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    return np.sqrt(np.einsum("ij,ij->i", X, X))
+
+
+def _weighted_rows(values, weights):
+    """The values of the records that take part in an exact (epsilon = inf) fit: those of
+    positive weight (a zero weight removes a record, as in scikit-learn)."""
+    if weights is None:
+        return values
+    keep = np.asarray(weights) > 0
+    return values[keep] if np.any(keep) else values
+
+
+def resolve_data_norm(param, X, fit, sample_weight=None):
+    """``(data_norm, row_scale)``: the row-norm bound a fit uses, and the typical row norm that
+    ``intercept_scaling="auto"`` takes.
+
+    The bound is the public number given, the pipeline's public bound, the exact largest norm
+    of the rows of positive ``sample_weight`` (epsilon = inf), or ``DATA_NORM_FACTOR`` times a private median norm; the typical norm is
+    that private median when there is one (an intercept column of the size of a typical row
+    keeps the dual and momentum methods balanced), the bound otherwise.
+    """
+    if not (isinstance(param, str) and param == "auto"):
+        value = check_positive(param, "data_norm")
+        return value, value
+    if fit.row_norm_bound is not None:
+        return float(fit.row_norm_bound), float(fit.row_norm_bound)
+    norms = _row_norms(X)
+    if not fit.private:
+        norms = _weighted_rows(norms, sample_weight)
+        top = float(norms.max()) if norms.size else 0.0
+        top = top if top > 0 else 1.0
+        return top, top
+    grid = positive_grid(DATA_NORM_GRID_STEP)
+    median = max(fit.median(norms, DATA_NORM_SHARE, 1, grid, "data_norm"), grid[1])
+    return DATA_NORM_FACTOR * median, median
+
+
+def check_y_bounds(param):
+    """``(low, high)`` from a public pair, or "auto"."""
+    if isinstance(param, str) and param == "auto":
+        return "auto"
+    try:
+        low, high = (float(v) for v in param)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f'y_bounds must be "auto" or a pair (low, high) of finite reals; got {param!r}'
+        ) from None
+    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+        raise ValueError(f"y_bounds must be finite with low < high; got {param!r}")
+    return low, high
+
+
+def resolve_y_bounds(param, y, fit, sample_weight=None):
+    """The target bounds a ridge fit uses: the public pair given, the exact range of y
+    (epsilon = inf), or the private median of y plus or minus ``Y_BOUNDS_MAD_FACTOR`` private
+    median absolute deviations."""
+    bounds = check_y_bounds(param)
+    if bounds != "auto":
+        return bounds
+    y = np.asarray(y, dtype=np.float64)
+    if not fit.private:
+        kept = _weighted_rows(y, sample_weight)
+        low, high = float(kept.min()), float(kept.max())
+        if low == high:
+            low, high = low - 1.0, high + 1.0
+        return low, high
+    centre = fit.median(y, Y_BOUNDS_SHARE, 2, signed_grid(), "y_median")
+    grid = positive_grid()
+    mad = fit.median(np.abs(y - centre), Y_BOUNDS_SHARE, 2, grid, "y_mad")
+    half = Y_BOUNDS_MAD_FACTOR * max(mad, grid[1])
+    return centre - half, centre + half

@@ -1,0 +1,503 @@
+"""One budget for a whole pipeline: private preprocessing and a private model, one guarantee.
+
+:class:`PrivatePipeline` is a :class:`sklearn.pipeline.Pipeline` with a privacy budget
+``(epsilon, delta)``. At ``fit`` it
+
+1. **refuses** every step that would learn non-private state from the data (``StandardScaler``,
+   ``MinMaxScaler``, ``SimpleImputer(strategy="mean")``, ``OneHotEncoder(categories="auto")``,
+   a non-private final estimator, ...), with an error naming the step and its private
+   replacement (:func:`check_private_steps`);
+2. **splits** the budget on the zCDP scale (:func:`skdp.privacy.split.zcdp_budget`) among its
+   private steps by public weights: by default the private preprocessing steps share
+   :data:`DEFAULT_PREPROCESSING_SHARE` of it equally and the final skdp estimator gets the rest;
+3. **composes** their events sequentially (every private step, those inside a
+   ``ColumnTransformer`` included, reads every row): the final estimator calibrates its optimizer
+   to what the preprocessing left, and its ``dp_event_`` covers the whole pipeline;
+4. **charges** its ledgers once, with that one event (the steps charge nothing themselves).
+
+When the preprocessing bounds its output rows publicly (every coordinate of
+:class:`~skdp.preprocessing.PrivateRobustScaler` is in [-1, 1], a one-hot block with public
+categories has norm at most 1, ``Normalizer`` gives norm 1), the final estimator's
+``data_norm="auto"`` uses that public bound and spends nothing on it.
+"""
+
+from contextlib import contextmanager
+import math
+import numbers
+
+from sklearn.compose import ColumnTransformer
+from sklearn.pipeline import FeatureUnion, Pipeline
+from sklearn.utils.validation import _num_samples
+
+from ._validation import check_delta, check_epsilon
+from .ledger import _suspended, active_ledgers, charge, ledgers_to_charge, precheck
+from .linear_model._base import DPLinearModel
+from .linear_model._bounds import PipelinePlan
+from .preprocessing._step import PrivateStepMixin, StepBudget
+from .privacy import ComposedEvent, NonPrivateEvent, PrivacyRecord
+from .privacy.split import zcdp_budget
+
+__all__ = [
+    "DEFAULT_PREPROCESSING_SHARE",
+    "NonPrivateStepError",
+    "PrivatePipeline",
+    "check_private_steps",
+    "make_private_pipeline",
+]
+
+#: Share of the pipeline's zCDP budget (rho) that its private preprocessing steps share equally
+#: (the final estimator gets the rest). At epsilon = 1, delta = 1e-5 the 12 quartiles of 6
+#: numeric features then get an exponential mechanism with epsilon 0.045 each; at epsilon = 0.1,
+#: 0.0054, still reliable from about 15,000 rows (n * epsilon * 0.25 >= 20).
+DEFAULT_PREPROCESSING_SHARE = 0.1
+
+
+class NonPrivateStepError(ValueError):
+    """A pipeline step learns state from the private data without privacy."""
+
+
+# -- what is allowed ---------------------------------------------------------------------------
+_SCALE = (
+    "skdp.preprocessing.PrivateRobustScaler() (private per-feature bounds, mapped onto [-1, 1]), "
+    "or PrivateRobustScaler(bounds=<public ranges>) (free)"
+)
+_IMPUTE = "SimpleImputer(strategy='constant', fill_value=<a public value>)"
+_REPLACEMENTS = {
+    "StandardScaler": _SCALE,
+    "MinMaxScaler": _SCALE,
+    "MaxAbsScaler": _SCALE,
+    "RobustScaler": _SCALE,
+    "QuantileTransformer": _SCALE,
+    "PowerTransformer": _SCALE,
+    "KBinsDiscretizer": _SCALE + ", then public bins",
+    "KNNImputer": _IMPUTE,
+    "IterativeImputer": _IMPUTE,
+    "TargetEncoder": "OneHotEncoder(categories=<public lists>, handle_unknown='ignore')",
+    "LogisticRegression": "skdp.DPLogisticRegression",
+    "LogisticRegressionCV": "skdp.DPLogisticRegression",
+    "SGDClassifier": "skdp.DPLogisticRegression or skdp.DPLinearSVC",
+    "LinearSVC": "skdp.DPLinearSVC",
+    "Ridge": "skdp.DPRidge",
+    "RidgeCV": "skdp.DPRidge",
+    "LinearRegression": "skdp.DPRidge",
+    "SGDRegressor": "skdp.DPRidge",
+}
+# Stateless (or only the public number of input features is learned).
+_PUBLIC = ("FunctionTransformer", "Normalizer", "Binarizer", "PolynomialFeatures")
+
+
+def _refuse(path, step, why, replacement):
+    raise NonPrivateStepError(
+        f"step {path!r} ({step!r}) {why}, which is not private; use {replacement}"
+    )
+
+
+def _check_leaf(path, step):
+    name = type(step).__name__
+    if isinstance(step, PrivateStepMixin):
+        return
+    if name in ("OneHotEncoder", "OrdinalEncoder"):
+        public = (
+            "OneHotEncoder(categories=<public lists>, handle_unknown='ignore')"
+            if name == "OneHotEncoder" else
+            "OrdinalEncoder(categories=<public lists>, handle_unknown='use_encoded_value', "
+            "unknown_value=-1)"
+        )
+        if isinstance(step.categories, str):  # "auto"
+            _refuse(path, step, "learns the set of categories present in the data", public)
+        if getattr(step, "min_frequency", None) is not None or getattr(
+            step, "max_categories", None
+        ) is not None:
+            _refuse(path, step, "learns which categories are infrequent in the data", public)
+        if step.handle_unknown == "error":
+            _refuse(path, step, "fails on a category missing from its list (the failure "
+                    "reveals that a record holds it)", public)
+        return
+    if name == "SimpleImputer":
+        if step.strategy != "constant":
+            _refuse(path, step, f"imputes the {step.strategy} of the data", _IMPUTE)
+        if step.add_indicator:
+            _refuse(path, step, "learns which features have missing values (add_indicator)",
+                    _IMPUTE + " with add_indicator=False, and MissingIndicator(features='all')")
+        return
+    if name == "MissingIndicator":
+        if step.features != "all":
+            _refuse(path, step, "learns which features have missing values",
+                    "MissingIndicator(features='all')")
+        return
+    if name == "SplineTransformer":
+        if isinstance(step.knots, str):
+            _refuse(path, step, f"places its knots from the data (knots={step.knots!r})",
+                    "SplineTransformer(knots=<a public array>) after a bounded private scaler")
+        return
+    if name in _PUBLIC:
+        return
+    if name in _REPLACEMENTS:
+        _refuse(path, step, "learns its state from the data", _REPLACEMENTS[name])
+    try:
+        stateless = not step.__sklearn_tags__().requires_fit
+    except AttributeError:
+        stateless = False
+    if not stateless:
+        _refuse(path, step, "learns state from the data and skdp cannot tell whether that "
+                "state is private", "a private step of skdp.preprocessing, a step fitted on "
+                "public information, or a stateless FunctionTransformer")
+
+
+def _children(step, fitted):
+    """(name, child) of a composite step; None for a leaf."""
+    if isinstance(step, Pipeline):
+        return list(step.steps)
+    if isinstance(step, ColumnTransformer):
+        if fitted and hasattr(step, "transformers_"):
+            return [(name, t) for name, t, _ in step.transformers_]
+        items = [(name, t) for name, t, _ in step.transformers]
+        if not isinstance(step.remainder, str):
+            items.append(("remainder", step.remainder))
+        return items
+    if isinstance(step, FeatureUnion):
+        return list(step.transformer_list)
+    return None
+
+
+def _leaves(step, path, fitted=False):
+    """(path, leaf) of every non-trivial transformer inside ``step``, in order."""
+    if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
+        return []
+    children = _children(step, fitted)
+    if children is None:
+        return [(path, step)]
+    out = []
+    for name, child in children:
+        out += _leaves(child, f"{path}__{name}" if path else name, fitted)
+    return out
+
+
+def check_private_steps(pipeline):
+    """Raise :class:`NonPrivateStepError` for any step that would learn non-private state.
+
+    Walks the steps of a ``Pipeline`` (and of the ``ColumnTransformer``, ``FeatureUnion`` and
+    nested pipelines in it). Allowed: skdp's private steps and estimators (an estimator only as
+    the final step), stateless transformers (``FunctionTransformer``, ``Normalizer``, ...),
+    ``OneHotEncoder`` / ``OrdinalEncoder`` with public category lists and no failure on unknown
+    categories, ``SimpleImputer(strategy="constant")``, ``MissingIndicator(features="all")``.
+    Refused, with the private replacement in the message: scalers and imputers that learn data
+    statistics, encoders with ``categories="auto"``, non-private estimators, and any other step
+    that requires fitting.
+
+    Parameters
+    ----------
+    pipeline : Pipeline (or a single estimator)
+    """
+    steps = pipeline.steps if isinstance(pipeline, Pipeline) else [("estimator", pipeline)]
+    for i, (name, step) in enumerate(steps):
+        final = i == len(steps) - 1
+        if final and isinstance(step, DPLinearModel):
+            continue
+        if isinstance(step, DPLinearModel):
+            raise NonPrivateStepError(
+                f"step {name!r}: a skdp estimator can only be the final step of a pipeline"
+            )
+        for path, leaf in _leaves(step, name):
+            if isinstance(leaf, DPLinearModel):
+                raise NonPrivateStepError(
+                    f"step {path!r}: a skdp estimator can only be the final step of a pipeline"
+                )
+            _check_leaf(path, leaf)
+
+
+# -- public bounds on the rows a step outputs ---------------------------------------------------
+def _norm_bound(step):
+    """A public bound on the L2 norm of every output row of a fitted step, or None."""
+    if step is None or isinstance(step, str):
+        return 0.0 if step == "drop" else None
+    if hasattr(step, "_skdp_output_norm_bound"):
+        return step._skdp_output_norm_bound()
+    name = type(step).__name__
+    if name == "Normalizer":
+        return math.sqrt(step.n_features_in_) if step.norm == "max" else 1.0
+    if name == "OneHotEncoder" and not isinstance(step.categories, str):
+        return math.sqrt(step.n_features_in_)  # at most one 1 per input feature
+    if isinstance(step, Pipeline):
+        bound = None
+        for _, sub in step.steps:
+            if sub is None or (isinstance(sub, str) and sub == "passthrough"):
+                continue
+            bound = _norm_bound(sub)
+        return bound
+    if isinstance(step, (ColumnTransformer, FeatureUnion)):
+        parts = (
+            [t for _, t, _ in step.transformers_] if isinstance(step, ColumnTransformer)
+            else [t for _, t in step.transformer_list]
+        )
+        squares = 0.0
+        for t in parts:
+            b = _norm_bound(t)
+            if b is None:
+                return None
+            squares += b * b
+        return math.sqrt(squares)
+    return None
+
+
+class _LazyPlan:
+    """The final estimator's :class:`PipelinePlan`, read when its fit starts (the private
+    preprocessing is fitted by then, so its events and output bound are known)."""
+
+    def __init__(self, pipeline, epsilon, delta):
+        self._pipeline, self.epsilon, self.delta = pipeline, epsilon, delta
+
+    def resolve(self):
+        head = Pipeline(list(self._pipeline.steps[:-1])) if len(self._pipeline.steps) > 1 else None
+        prior = tuple(_events(head)) if head is not None else ()
+        bound = _norm_bound(head) if head is not None else None
+        return PipelinePlan(self.epsilon, self.delta, prior, bound)
+
+
+def _events(fitted_step):
+    return [
+        leaf.dp_event_ for _, leaf in _leaves(fitted_step, "", fitted=True)
+        if isinstance(leaf, PrivateStepMixin) and hasattr(leaf, "dp_event_")
+    ]
+
+
+class PrivatePipeline(Pipeline):
+    """A scikit-learn ``Pipeline`` whose private steps share one (epsilon, delta) budget.
+
+    Parameters
+    ----------
+    steps : list of (name, estimator) tuples
+        As for ``Pipeline``. Every step must be private (skdp's private preprocessing and
+        estimators), public (fitted on public information) or stateless; others are refused at
+        ``fit`` (:func:`check_private_steps`). The steps' own ``epsilon`` and ``delta`` are not
+        used: the pipeline's budget replaces them. Private steps given the same integer
+        ``random_state`` draw from distinct streams (composition needs independent noise).
+    epsilon : float > 0 or np.inf, default=1.0
+        Budget of the whole pipeline fit. ``np.inf``: no privacy (exact statistics).
+    delta : float in (0, 1) or None, default=None
+        None: ``min(1e-5, 0.1 / n_samples)``.
+    weights : dict or None, default=None
+        Public weights of the private steps, keyed by their path (``"scaler"``, or
+        ``"columntransformer__num"`` inside a ``ColumnTransformer``, or the final estimator's
+        name); must name every private step. A preprocessing step gets ``weight / total`` of the
+        budget's rho, the final estimator what is left. None: the preprocessing steps share
+        :data:`DEFAULT_PREPROCESSING_SHARE` equally (the whole budget when the pipeline ends in
+        a transformer).
+    ledger : PrivacyLedger or None, default=None
+        Charged once per fit with the pipeline's event (as are open ledger contexts and the
+        steps' own ``ledger``); the steps charge nothing themselves.
+    transform_input, memory, verbose
+        As for ``Pipeline``.
+
+    Attributes
+    ----------
+    epsilon_, delta_ : float
+        The guarantee of the whole fit (at most ``epsilon``).
+    dp_event_ : DPEvent
+        The composition of every private step's event.
+    privacy_record_ : PrivacyRecord
+    budget_shares_ : dict
+        The share of rho given to each private preprocessing step (by path).
+    """
+
+    _parameter_constraints = {
+        **Pipeline._parameter_constraints,
+        "epsilon": "no_validation",  # checked in fit (skdp's messages)
+        "delta": "no_validation",
+        "weights": [dict, None],
+        "ledger": "no_validation",
+    }
+
+    def __init__(
+        self, steps, *, epsilon=1.0, delta=None, weights=None, ledger=None,
+        transform_input=None, memory=None, verbose=False,
+    ):
+        self.epsilon = epsilon
+        self.delta = delta
+        self.weights = weights
+        self.ledger = ledger
+        super().__init__(steps, transform_input=transform_input, memory=memory, verbose=verbose)
+
+    # -- the budget ------------------------------------------------------------------------------
+    def _shares(self, private_paths, final_name):
+        """The share of rho of each private preprocessing step (the estimator gets the rest);
+        without a final skdp estimator the steps share the whole budget."""
+        if self.weights is None:
+            k = len(private_paths)
+            total = DEFAULT_PREPROCESSING_SHARE if final_name is not None else 1.0
+            return {p: total / k for p in private_paths}
+        if not isinstance(self.weights, dict):
+            raise ValueError(f"weights must be None or a dict; got {self.weights!r}")
+        names = list(private_paths) + ([final_name] if final_name else [])
+        missing = [p for p in names if p not in self.weights]
+        extra = [p for p in self.weights if p not in names]
+        if missing or extra:
+            raise ValueError(
+                f"weights must name exactly the private steps {names}; missing {missing}, "
+                f"unknown {extra}"
+            )
+        for p, w in self.weights.items():
+            if isinstance(w, bool) or not isinstance(w, numbers.Real) or not (
+                w > 0 and math.isfinite(w)
+            ):
+                raise ValueError(f"weights must be finite reals > 0; got {p!r}: {w!r}")
+        total = float(sum(self.weights.values()))
+        shares = {p: self.weights[p] / total for p in private_paths}
+        if final_name is None and shares:
+            # no estimator: the preprocessing steps take the whole budget, in these proportions
+            s = sum(shares.values())
+            shares = {p: v / s for p, v in shares.items()}
+        return shares
+
+    def _ledgers(self):
+        ledgers = ledgers_to_charge(self.ledger, getattr(self, "_skdp_context_ledgers", ()))
+        for _, step in self.steps:
+            for _, leaf in _leaves(step, "x"):
+                own = getattr(leaf, "ledger", None)
+                for led in ledgers_to_charge(own) if own is not None else ():
+                    if all(led is not other for other in ledgers):
+                        ledgers.append(led)
+        return ledgers
+
+    @contextmanager
+    def _private_fit(self, X):
+        check_private_steps(self)
+        n = _num_samples(X)
+        epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta, n)
+        final_name, final = self.steps[-1]
+        estimator = final if isinstance(final, DPLinearModel) else None
+        private = [
+            (path, leaf) for path, leaf in _leaves(Pipeline(list(self.steps)), "")
+            if isinstance(leaf, PrivateStepMixin)
+        ]
+        shares = self._shares([p for p, _ in private], final_name if estimator else None)
+        ledgers = self._ledgers()
+        source = type(self).__name__
+        precheck(ledgers, epsilon, delta, source)
+        rho = zcdp_budget(epsilon, delta) if math.isfinite(epsilon) else math.inf
+        marked = []
+        for stream, (path, leaf) in enumerate(private, start=1):
+            leaf._skdp_budget = StepBudget(rho * shares[path], delta, epsilon, stream)
+            marked.append(leaf)
+        if estimator is not None:
+            estimator._skdp_pipeline_plan = _LazyPlan(self, epsilon, delta)
+            marked.append(estimator)
+        try:
+            with _suspended():
+                yield
+        finally:
+            fitted = [leaf for _, leaf in _leaves(Pipeline(list(self.steps)), "", fitted=True)]
+            for obj in marked + fitted:
+                for attr in ("_skdp_budget", "_skdp_pipeline_plan"):
+                    if attr in vars(obj):
+                        delattr(obj, attr)
+        # the fit succeeded: one record, one charge
+        if estimator is not None:
+            record = self.steps[-1][1].privacy_record_
+        else:
+            events = _events(Pipeline(list(self.steps)))
+            event = ComposedEvent(tuple(events)) if math.isfinite(epsilon) else NonPrivateEvent()
+            record = PrivacyRecord.from_event(
+                event, delta, "rdp", mechanism="exponential", noise_multiplier=math.nan,
+                sensitivity=1.0, n_steps=0, sampling="full batch",
+            ) if math.isfinite(epsilon) else PrivacyRecord(
+                event=event, epsilon=math.inf, delta=0.0, accountant="none", mechanism="none",
+                noise_multiplier=0.0, sensitivity=math.inf, n_steps=0, sampling="full batch",
+            )
+        charge(ledgers, record, source, epsilon, delta, n_samples=int(n))
+        self.privacy_record_ = record
+        self.dp_event_ = record.event
+        self.epsilon_ = record.epsilon
+        self.delta_ = record.delta
+        self.budget_shares_ = {p: shares[p] for p, _ in private}
+
+    # -- fitting -----------------------------------------------------------------------------------
+    def fit(self, X, y=None, **params):
+        """Fit every step under the pipeline's one budget (see the class docstring).
+
+        Parameters
+        ----------
+        X : array-like or DataFrame of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,) or None
+        **params : dict
+            Fit parameters of the steps, as ``step__param`` (as for ``Pipeline``).
+
+        Returns
+        -------
+        self
+        """
+        with self._private_fit(X):
+            super().fit(X, y, **params)
+        return self
+
+    def fit_transform(self, X, y=None, **params):
+        """Fit under the pipeline's budget, then transform X (the final step is a transformer)."""
+        with self._private_fit(X):
+            out = super().fit_transform(X, y, **params)
+        return out
+
+    def fit_predict(self, X, y=None, **params):
+        """Fit under the pipeline's budget, then predict X."""
+        self.fit(X, y, **params)
+        return self.predict(X)
+
+    # -- ledgers across processes and clones (as the estimators) ----------------------------------
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_skdp_context_ledgers", None)
+        active = active_ledgers()
+        if active:
+            state["_skdp_context_ledgers"] = tuple(active)
+        return state
+
+    def __sklearn_clone__(self):
+        new = super().__sklearn_clone__()
+        carried = getattr(self, "_skdp_context_ledgers", None)
+        if carried:
+            new._skdp_context_ledgers = carried
+        return new
+
+    def __sklearn_is_fitted__(self):
+        return hasattr(self, "dp_event_")
+
+
+def make_private_pipeline(*steps, epsilon=1.0, delta=None, weights=None, ledger=None,
+                          memory=None, verbose=False):
+    """Build a :class:`PrivatePipeline` from estimators, naming the steps automatically.
+
+    As :func:`sklearn.pipeline.make_pipeline`, with the pipeline's budget.
+
+    Parameters
+    ----------
+    *steps : estimators
+    epsilon : float > 0 or np.inf, default=1.0
+    delta : float in (0, 1) or None, default=None
+    weights : dict or None, default=None
+    ledger : PrivacyLedger or None, default=None
+    memory, verbose
+        As for ``make_pipeline``.
+
+    Returns
+    -------
+    PrivatePipeline
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_breast_cancer
+    >>> from skdp import DPLogisticRegression
+    >>> from skdp.pipeline import make_private_pipeline
+    >>> from skdp.preprocessing import PrivateRobustScaler
+    >>> X, y = load_breast_cancer(return_X_y=True)
+    >>> pipe = make_private_pipeline(PrivateRobustScaler(), DPLogisticRegression(),
+    ...                              epsilon=1.0, delta=1e-5)
+    >>> pipe.fit(X, y).epsilon_ <= 1.0
+    True
+    """
+    from sklearn.pipeline import _name_estimators
+
+    return PrivatePipeline(
+        _name_estimators(steps), epsilon=epsilon, delta=delta, weights=weights, ledger=ledger,
+        memory=memory, verbose=verbose,
+    )
+

@@ -1,0 +1,14 @@
+"""Private preprocessing: steps that learn their state with differential privacy.
+
+Only two kinds of preprocessing keep a private model's guarantee: steps that learn nothing from
+the data (stateless, or fitted on public information, such as
+``OneHotEncoder(categories=<public lists>, handle_unknown="ignore")``), and steps that learn it
+privately, whose privacy event is composed into the model's. :class:`PrivateRobustScaler` is
+the second kind; :class:`skdp.pipeline.PrivatePipeline` puts both under one budget and refuses
+everything else.
+"""
+
+from ._scaler import PrivateRobustScaler
+from ._step import PrivateStepMixin, StepBudget
+
+__all__ = ["PrivateRobustScaler", "PrivateStepMixin", "StepBudget"]

@@ -1,0 +1,105 @@
+"""What every private preprocessing step shares: its budget, its generator, its privacy record.
+
+A private step is fitted either on its own (its ``epsilon`` and ``delta``, its ledger charged
+with its event) or inside a :class:`skdp.pipeline.PrivatePipeline`, which hands it a share of the
+pipeline's budget (:class:`StepBudget`) and charges the ledgers once for the whole pipeline.
+"""
+
+from dataclasses import dataclass
+import math
+import numbers
+
+import numpy as np
+
+from .._validation import check_delta, check_epsilon, make_generator
+from ..ledger import active_ledgers, charge, ledgers_to_charge, precheck
+from ..privacy import NonPrivateEvent, PrivacyRecord, compute_epsilon
+from ..privacy.split import zcdp_budget
+
+__all__ = ["StepBudget", "PrivateStepMixin"]
+
+
+@dataclass(frozen=True)
+class StepBudget:
+    """The share of a pipeline's budget given to one private step: ``rho`` (zCDP) at the
+    pipeline's ``delta``; ``epsilon`` is the pipeline's (inf: no privacy); ``stream`` numbers
+    the step among the pipeline's private steps (from 1), so that steps given the same integer
+    ``random_state`` still draw independent noise."""
+
+    rho: float
+    delta: float
+    epsilon: float
+    stream: int = 1
+
+
+class PrivateStepMixin:
+    """Mixin of the private transformers (budget, generator, record, ledgers, clone/pickle)."""
+
+    #: Marks a step that learns its state privately (see skdp.pipeline).
+    _skdp_private_step = True
+
+    def _start(self, n_samples):
+        """(rho, delta, private, ledgers): the step's budget, from the pipeline or the params."""
+        plan = getattr(self, "_skdp_budget", None)
+        if plan is not None:
+            return plan.rho, plan.delta, math.isfinite(plan.epsilon), []
+        epsilon = check_epsilon(self.epsilon)
+        delta = check_delta(self.delta, n_samples)
+        ledgers = ledgers_to_charge(
+            getattr(self, "ledger", None), getattr(self, "_skdp_context_ledgers", ())
+        )
+        precheck(ledgers, epsilon, delta, type(self).__name__)
+        if not math.isfinite(epsilon):
+            return math.inf, delta, False, ledgers
+        return zcdp_budget(epsilon, delta), delta, True, ledgers
+
+    def _rng(self):
+        seed = self.random_state
+        plan = getattr(self, "_skdp_budget", None)
+        if plan is not None and isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+            # composition needs independent noise: a stream of its own for each private step,
+            # distinct from the final estimator's (which uses its random_state as it is)
+            state = np.random.SeedSequence([int(seed), int(plan.stream)]).generate_state(1, np.uint64)
+            seed = int(state[0])
+        return make_generator(seed, secure=bool(getattr(self, "secure_mode", False)))
+
+    def _finish(self, event, delta, ledgers, n_samples, mechanism="exponential"):
+        """Store ``dp_event_``, ``epsilon_``, ``delta_``, ``privacy_record_``; charge ledgers."""
+        if isinstance(event, NonPrivateEvent):
+            epsilon, spent_delta = math.inf, 0.0
+        else:
+            epsilon = compute_epsilon(event, delta, "rdp")
+            pure = event.pure_epsilon()
+            spent_delta = 0.0 if pure is not None and epsilon == pure else delta
+        record = PrivacyRecord(
+            event=event, epsilon=epsilon, delta=spent_delta, accountant="rdp",
+            mechanism=mechanism, noise_multiplier=math.nan, sensitivity=1.0,
+            n_steps=0, sampling="full batch",
+        )
+        plan = getattr(self, "_skdp_budget", None)
+        if plan is None:
+            target = check_epsilon(self.epsilon)
+            charge(ledgers, record, type(self).__name__, target, delta, n_samples=int(n_samples))
+        self.dp_event_ = event
+        self.epsilon_ = epsilon
+        self.delta_ = spent_delta
+        self.privacy_record_ = record
+
+    # -- clones and pickles carry the pipeline's budget and the open ledgers (as the estimators)
+    def __getstate__(self):
+        state = dict(super().__getstate__())
+        state.pop("_skdp_context_ledgers", None)
+        active = active_ledgers()
+        if active:
+            state["_skdp_context_ledgers"] = tuple(active)
+        return state
+
+    def __sklearn_clone__(self):
+        # A ColumnTransformer fits clones of its transformers: the budget a PrivatePipeline set
+        # for this fit must reach them (it is removed again when the pipeline's fit ends).
+        new = super().__sklearn_clone__()
+        for attr in ("_skdp_budget", "_skdp_context_ledgers"):
+            value = getattr(self, attr, None)
+            if value is not None:
+                setattr(new, attr, value)
+        return new

@@ -1,0 +1,132 @@
+"""Private quantiles: the exponential mechanism over a public grid of candidates.
+
+The q-quantile of n values (n public) is released by the exponential mechanism (McSherry &
+Talwar 2007; Smith 2011) over a **public**, data-independent list of candidates ``c_1 < ... <
+c_K``, with utility ``u(c) = -max(#{x_i < c} - q n, q n - #{x_i <= c}, 0)``: minus the distance
+from ``q n`` to the range of ranks c can take (so a value shared by many records, such as a
+spike at 0, is the quantile when that range covers ``q n``). Changing, adding or removing one
+record changes each count by at most one, so ``u`` has sensitivity 1 under every neighbouring
+relation skdp uses; sampling ``c`` with probability proportional to ``exp(epsilon u(c) / 2)`` (here with
+the Gumbel-max trick) is pure ``epsilon``-DP and ``epsilon^2 / 8``-zCDP
+(:class:`~skdp.privacy.ExponentialMechanismEvent`).
+
+Reliability. Candidates outside the data all have utility about ``-min(q, 1 - q) n`` and there
+are many of them, so the release lands far outside the data with probability about
+``K exp(-epsilon min(q, 1 - q) n / 2)``; within the data its rank error is of order
+``2 ln(K / beta) / epsilon`` with probability ``1 - beta``. Hence a rule of thumb: a quantile is
+reliable when ``n epsilon min(q, 1 - q) >= 2 ln(K / beta)`` (about 20 for the default grids at
+beta = 0.05). Medians (q = 0.5) need the fewest records; extreme quantiles many more. skdp's
+automatic bounds therefore use medians and quartiles scaled by public factors, never extreme
+quantiles.
+"""
+
+import math
+
+import numpy as np
+
+from .events import ExponentialMechanismEvent
+
+__all__ = [
+    "GRID_LOG2_STEP",
+    "GRID_LOG2_RANGE",
+    "positive_grid",
+    "signed_grid",
+    "private_quantile",
+    "em_epsilon",
+    "is_reliable",
+    "quantile_utility",
+    "quantile_distribution",
+]
+
+#: Spacing of the default grids in log2 units: consecutive candidates differ by 2^(1/4) ~ 1.19.
+GRID_LOG2_STEP = 0.25
+#: The default grids span magnitudes 2^-16 (1.5e-5) to 2^32 (4.3e9).
+GRID_LOG2_RANGE = (-16, 32)
+
+
+def positive_grid(step=GRID_LOG2_STEP):
+    """The default public candidates for a non-negative statistic (a norm, a spread):
+    0 and ``2^k`` for k from -16 to 32 in steps of ``step`` (194 candidates for 1/4)."""
+    lo, hi = GRID_LOG2_RANGE
+    k = np.arange(int(round((hi - lo) / step)) + 1) * step + lo
+    return np.concatenate([[0.0], 2.0**k])
+
+
+def signed_grid():
+    """The default public candidates for a real statistic: ``-g``, 0 and ``g`` for every
+    positive candidate g of :func:`positive_grid` (387 candidates)."""
+    g = positive_grid()[1:]
+    return np.concatenate([-g[::-1], [0.0], g])
+
+
+def em_epsilon(rho, count):
+    """The epsilon of each of ``count`` exponential mechanisms that together cost ``rho``-zCDP
+    (``count * epsilon^2 / 8 = rho``)."""
+    if not (rho > 0 and count >= 1):
+        raise ValueError(f"need rho > 0 and count >= 1; got rho={rho!r}, count={count!r}")
+    return math.sqrt(8.0 * rho / count)
+
+
+def is_reliable(n, epsilon, q, n_candidates, beta=0.05):
+    """The rule of thumb of this module: ``n epsilon min(q, 1 - q) >= 2 ln(K / beta)``.
+
+    A function of public quantities only (n, epsilon, q, the number K of candidates), so it can
+    decide a warning without touching the data.
+    """
+    return n * epsilon * min(q, 1.0 - q) >= 2.0 * math.log(n_candidates / beta)
+
+
+def quantile_utility(x, q, candidates):
+    """The utility ``u(c)`` of every candidate (sensitivity 1; see the module docstring)."""
+    x = np.asarray(x, dtype=np.float64).ravel()
+    n = x.shape[0]
+    xs = np.sort(x)
+    cand = np.asarray(candidates, dtype=np.float64)
+    below = np.searchsorted(xs, cand, side="left")  # #{x_i < c}
+    upto = np.searchsorted(xs, cand, side="right")  # #{x_i <= c}
+    # distance from q n to [#{x < c}, #{x <= c}]: 0 at the quantile even on an atom of ties
+    return -np.maximum(np.maximum(below - q * n, q * n - upto), 0.0)
+
+
+def quantile_distribution(x, q, epsilon, candidates=None):
+    """The exact output distribution of :func:`private_quantile` (probabilities of the
+    candidates), for audits and tests."""
+    cand = signed_grid() if candidates is None else np.asarray(candidates, dtype=np.float64)
+    score = 0.5 * epsilon * quantile_utility(x, q, cand)
+    p = np.exp(score - score.max())
+    return p / p.sum()
+
+
+def private_quantile(x, q, epsilon, rng, candidates=None):
+    """The q-quantile of ``x`` released by the exponential mechanism over public candidates.
+
+    Parameters
+    ----------
+    x : array-like of shape (n,)
+        Finite values (the private data). n is treated as public.
+    q : float in [0, 1]
+    epsilon : float > 0
+        The mechanism's parameter: the release is pure epsilon-DP.
+    rng : numpy.random.Generator
+        The only source of randomness (Gumbel noise on the scores).
+    candidates : array-like or None
+        Sorted, public candidate values; None: :func:`signed_grid`. The release is always one of
+        them. They must not be derived from the private data.
+
+    Returns
+    -------
+    value : float
+        The released candidate.
+    event : ExponentialMechanismEvent
+    """
+    if not 0.0 <= q <= 1.0:
+        raise ValueError(f"q must be in [0, 1]; got {q!r}")
+    if not (epsilon > 0 and math.isfinite(epsilon)):
+        raise ValueError(f"epsilon must be a finite real > 0; got {epsilon!r}")
+    cand = signed_grid() if candidates is None else np.asarray(candidates, dtype=np.float64)
+    if cand.ndim != 1 or cand.size == 0 or np.any(np.diff(cand) <= 0):
+        raise ValueError("candidates must be a non-empty, strictly increasing 1-D array")
+    utility = quantile_utility(x, q, cand)
+    # Gumbel-max: argmax(eps u / 2 + G) is distributed as exp(eps u / 2) / Z.
+    scores = 0.5 * epsilon * utility + rng.gumbel(size=cand.shape[0])
+    return float(cand[int(np.argmax(scores))]), ExponentialMechanismEvent(float(epsilon))

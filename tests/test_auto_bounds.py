@@ -1,0 +1,328 @@
+"""Private bounds inside a fit (issue 14, item 1): ``data_norm``, ``intercept_scaling`` and
+``y_bounds`` "auto", the exponential-mechanism quantiles, and one guarantee for the fit.
+
+Only the estimators are imported at module level, so that the tests of raw-data utility also run
+(and fail) on code without automatic bounds.
+"""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer, load_diabetes
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import train_test_split
+
+from skdp import DPLogisticRegression, DPRidge, PrivacyLedger
+
+DELTA = 1e-5
+
+
+def _raw_diabetes():
+    X, y = load_diabetes(return_X_y=True)
+    return train_test_split(X, y, test_size=0.25, random_state=0)
+
+
+# -- utility on raw data (fail with the old defaults data_norm=1, y_bounds=(-1, 1)) -----------------
+def test_raw_diabetes_at_epsilon_inf_matches_ridge():
+    X_tr, X_te, y_tr, y_te = _raw_diabetes()
+    ref = Ridge().fit(X_tr, y_tr).score(X_te, y_te)
+    est = DPRidge(epsilon=np.inf).fit(X_tr, y_tr)
+    assert abs(est.score(X_te, y_te) - ref) < 0.02
+    # exact statistics at epsilon = inf: no clipping at all
+    assert est.data_norm_ == pytest.approx(np.linalg.norm(X_tr, axis=1).max())
+    assert est.y_bounds_ == (y_tr.min(), y_tr.max())
+
+
+def test_raw_breast_cancer_default_logistic_is_useful():
+    X, y = load_breast_cancer(return_X_y=True)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
+    est = DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0).fit(X_tr, y_tr)
+    assert est.score(X_te, y_te) > 0.85  # 0.629 (the majority class) with data_norm=1
+    assert est.epsilon_ <= 1.0
+
+
+def test_raw_diabetes_default_ridge_at_epsilon_1():
+    X_tr, X_te, y_tr, y_te = _raw_diabetes()
+    scores = [DPRidge(epsilon=1.0, delta=DELTA, random_state=s).fit(X_tr, y_tr).score(X_te, y_te)
+              for s in range(2)]
+    assert np.mean(scores) > 0.2  # -4.6 with y_bounds=(-1, 1)
+
+
+# -- the exponential mechanism -----------------------------------------------------------------------
+def test_exponential_mechanism_event():
+    from skdp.privacy import ExponentialMechanismEvent, SelfComposedEvent, compute_epsilon
+
+    e = ExponentialMechanismEvent(0.3)
+    orders = np.array([1.5, 2.0, 10.0, 100.0, 1000.0])
+    np.testing.assert_allclose(e.rdp(orders), np.minimum(orders * 0.3**2 / 8, 0.3))
+    assert e.pure_epsilon() == 0.3
+    assert compute_epsilon(e, DELTA) == 0.3  # pure DP wins for one mechanism
+    many = SelfComposedEvent(ExponentialMechanismEvent(0.03), 50)
+    assert compute_epsilon(many, DELTA) < 50 * 0.03 / 3  # zCDP composition, far below 1.5
+    rdp = pytest.importorskip("dp_accounting.rdp")
+    acc = rdp.RdpAccountant()
+    acc.compose(ExponentialMechanismEvent(0.03).to_dp_accounting(), 50)
+    ours = compute_epsilon(many, DELTA)
+    assert ours <= acc.get_epsilon(DELTA) + 1e-9
+    assert ours == pytest.approx(acc.get_epsilon(DELTA), rel=1e-3)
+
+
+def _neighbour_pairs(rng):
+    """Data sets with ties and atoms, and neighbours with one record changed to an extreme."""
+    for _ in range(300):
+        n = int(rng.integers(1, 12))
+        x = rng.choice([0.0, 0.0, 1.0, 2.0, 5.0, 50.0, -3.0, 1e6], size=n)
+        for new in (1e30, -1e30, 0.0, 2.0, 1e-12):
+            x2 = x.copy()
+            x2[int(rng.integers(n))] = new
+            yield x, x2
+
+
+def test_quantile_utility_has_sensitivity_one_and_em_ratio_within_epsilon():
+    from skdp.privacy.quantiles import quantile_distribution, quantile_utility, signed_grid
+
+    rng = np.random.default_rng(0)
+    grid = signed_grid()
+    eps = 0.7
+    worst = 0.0
+    for x, x2 in _neighbour_pairs(rng):
+        for q in (0.1, 0.5, 0.75):
+            du = np.abs(quantile_utility(x, q, grid) - quantile_utility(x2, q, grid))
+            assert du.max() <= 1.0 + 1e-12
+            p, p2 = quantile_distribution(x, q, eps, grid), quantile_distribution(x2, q, eps, grid)
+            worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(p2)))))
+    assert worst <= eps + 1e-9
+    assert worst > 0.5 * eps  # the check is not vacuous: neighbours do move the release
+
+
+def test_private_quantile_samples_the_exponential_mechanism():
+    from skdp.privacy.quantiles import private_quantile, quantile_distribution
+
+    grid = np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 100.0])
+    x = np.array([0.2, 0.7, 0.9, 1.5, 3.0, 3.0, 7.0])
+    rng = np.random.default_rng(1)
+    draws = np.array([private_quantile(x, 0.5, 1.0, rng, grid)[0] for _ in range(20000)])
+    freq = np.array([(draws == g).mean() for g in grid])
+    expected = quantile_distribution(x, 0.5, 1.0, grid)
+    # a sampler with exp(eps * u) instead of exp(eps * u / 2) is off by > 0.05 here
+    np.testing.assert_allclose(freq, expected, atol=0.015)
+
+
+def test_quantile_of_a_spike_is_the_spike():
+    from skdp.privacy.quantiles import private_quantile, signed_grid
+
+    rng = np.random.default_rng(2)
+    x = np.where(rng.random(2000) < 0.9, 0.0, rng.exponential(5000.0, 2000))
+    got = [private_quantile(x, q, 0.5, rng, signed_grid())[0] for q in (0.25, 0.75) for _ in range(20)]
+    assert all(v == 0.0 for v in got)
+
+
+def test_replayed_quantile_moves_only_within_the_guarantee():
+    """The same Gumbel noise on D and on D' (one record changed to an extreme value): each score
+    moves by at most eps / 2, so the release on D' scores within eps of the best on D."""
+    from skdp.privacy.quantiles import positive_grid, private_quantile, quantile_utility
+
+    grid = positive_grid(0.5)
+    eps = 0.4
+    rng_data = np.random.default_rng(3)
+    moved = 0
+    for seed in range(200):
+        x = np.abs(rng_data.normal(10.0, 5.0, size=40))
+        x2 = x.copy()
+        x2[0] = 1e12
+        a = private_quantile(x, 0.5, eps, np.random.default_rng(seed), grid)[0]
+        b = private_quantile(x2, 0.5, eps, np.random.default_rng(seed), grid)[0]
+        g = np.random.default_rng(seed).gumbel(size=grid.size)  # the noise both runs drew
+        score = 0.5 * eps * quantile_utility(x, 0.5, grid) + g
+        assert a == grid[np.argmax(score)]
+        assert score[np.searchsorted(grid, b)] >= score.max() - eps - 1e-12
+        moved += a != b
+    assert moved > 0
+
+
+def test_audit_of_the_quantile_mechanism():
+    """Membership inference on the released quantile: within its epsilon, and a mechanism with
+    twice the exponent (2 eps-DP) is caught."""
+    from skdp.audit import epsilon_lower_bound
+    from skdp.privacy.quantiles import private_quantile
+
+    grid = np.array([0.5, 1.0, 2.0, 5.0, 10.0, 50.0, 100.0, 200.0])
+    x_in, x_out = [1.0, 1.0, 1.0, 0.1], [1.0, 1.0, 1.0, 1000.0]
+    eps, n = 1.0, 6000
+
+    def scores(x, e, seed):
+        rng = np.random.default_rng(seed)
+        return np.array([private_quantile(x, 0.75, e, rng, grid)[0] for _ in range(n)])
+
+    ok = epsilon_lower_bound(scores(x_in, eps, 0), scores(x_out, eps, 1))
+    assert ok.epsilon <= eps
+    broken = epsilon_lower_bound(scores(x_in, 2 * eps, 2), scores(x_out, 2 * eps, 3))
+    assert broken.epsilon > eps  # claiming eps for this one is caught
+
+
+# -- one fit, one guarantee ---------------------------------------------------------------------
+def test_auto_defaults_leave_params_untouched_and_store_fitted_values():
+    X_tr, _, y_tr, _ = _raw_diabetes()
+    est = DPRidge(delta=DELTA, random_state=0)
+    before = est.get_params()
+    est.fit(X_tr, y_tr)
+    assert est.get_params() == before
+    assert before["data_norm"] == before["y_bounds"] == before["intercept_scaling"] == "auto"
+    assert est.data_norm_ > 0
+    median = est.privacy_record_.details["private_bounds"]["data_norm"]["value"]
+    assert est.intercept_scaling_ == median and est.data_norm_ == 1.5 * median
+    low, high = est.y_bounds_
+    assert low < np.median(y_tr) < high
+
+
+def test_auto_bounds_compose_into_the_fit_event_and_the_ledger():
+    from skdp.privacy import ComposedEvent, ExponentialMechanismEvent, compute_epsilon
+
+    X_tr, _, y_tr, _ = _raw_diabetes()
+    ledger = PrivacyLedger(epsilon=5.0, delta=DELTA)
+    est = DPRidge(epsilon=1.0, delta=DELTA, random_state=0, ledger=ledger).fit(X_tr, y_tr)
+    event = est.dp_event_
+    assert isinstance(event, ComposedEvent)
+    ems = [e for e in event.events if isinstance(e, ExponentialMechanismEvent)]
+    assert len(ems) == 3  # the data_norm median, the y median and the y MAD
+    optimizer_event = event.events[-1]
+    assert est.epsilon_ == pytest.approx(compute_epsilon(event, DELTA), rel=1e-12)
+    assert est.epsilon_ <= 1.0
+    assert est.epsilon_ > 0.99  # the optimizer gets what the bounds left, not less
+    assert compute_epsilon(optimizer_event, DELTA) < est.epsilon_
+    details = est.privacy_record_.details
+    assert set(details["private_bounds"]) == {"data_norm", "y_median", "y_mad"}
+    assert details["optimizer_target_epsilon"] < 1.0
+    assert len(ledger) == 1 and ledger.entries[0].event == event
+
+
+def test_public_bounds_release_nothing_else():
+    from skdp.privacy import ExponentialMechanismEvent
+
+    X_tr, _, y_tr, _ = _raw_diabetes()
+    est = DPRidge(delta=DELTA, random_state=0, data_norm=0.3, y_bounds=(25.0, 346.0),
+                  intercept_scaling=0.3).fit(X_tr, y_tr)
+    assert "private_bounds" not in est.privacy_record_.details
+    assert not isinstance(est.dp_event_, ExponentialMechanismEvent)
+    assert est.data_norm_ == 0.3 and est.y_bounds_ == (25.0, 346.0)
+
+
+def test_unit_scale_is_an_exact_reparameterisation():
+    """The optimizer sees rows in units of data_norm: a fit with data_norm = s = D and C equals
+    a fit on X / D with data_norm = s = 1 and C * D^2 (dp_scd's heuristics are not
+    scale-equivariant, so this fails when the optimizer sees the raw scale)."""
+    X, y = load_breast_cancer(return_X_y=True)
+    D = 1000.0
+    a = DPLogisticRegression(epsilon=1.0, delta=DELTA, optimizer="dp_scd", data_norm=D,
+                             intercept_scaling=D, C=1.0, random_state=0).fit(X, y)
+    b = DPLogisticRegression(epsilon=1.0, delta=DELTA, optimizer="dp_scd", data_norm=1.0,
+                             intercept_scaling=1.0, C=D**2, random_state=0).fit(X / D, y)
+    np.testing.assert_allclose(a.coef_ * D, b.coef_, rtol=1e-6, atol=1e-9)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-6, atol=1e-9)
+    assert a.epsilon_ == b.epsilon_
+
+
+def test_estimator_bound_is_the_mechanism_release():
+    """data_norm_ is DATA_NORM_FACTOR times the exponential mechanism's draw, which is the first
+    draw of the fit's generator: nothing else of the data reaches the bound."""
+    from skdp.linear_model._bounds import DATA_NORM_FACTOR, DATA_NORM_GRID_STEP
+    from skdp.privacy.quantiles import positive_grid, quantile_utility
+
+    X, y = load_breast_cancer(return_X_y=True)
+    grid = positive_grid(DATA_NORM_GRID_STEP)
+    norms = np.linalg.norm(X, axis=1)
+    for seed in range(3):
+        est = DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=seed).fit(X, y)
+        eps = est.privacy_record_.details["private_bounds"]["data_norm"]["epsilon"]
+        g = np.random.default_rng(seed).gumbel(size=grid.size)
+        release = grid[np.argmax(0.5 * eps * quantile_utility(norms, 0.5, grid) + g)]
+        assert est.data_norm_ == DATA_NORM_FACTOR * max(release, grid[1])
+
+
+def test_pure_dp_optimizer_gets_basic_composition():
+    """A subsampled Laplace optimizer is not zCDP (its RDP is its pure epsilon at every order):
+    calibrated to the zCDP remainder it overshoots, so the model is discarded and refitted with
+    the budget left by basic composition; the released fit is pure DP within epsilon."""
+    from skdp.optimizers.dp_gdws import DPGDWS
+    from skdp.privacy import ComposedEvent
+    from skdp.privacy.split import remaining_epsilon
+
+    X, y = load_breast_cancer(return_X_y=True)
+    est = DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0,
+                               optimizer=DPGDWS(mechanism="laplace", batch_size=0.5)).fit(X, y)
+    em = est.privacy_record_.details["private_bounds"]["data_norm"]["epsilon"]
+    target = est.privacy_record_.details["optimizer_target_epsilon"]
+    prior = ComposedEvent(est.dp_event_.events[:-1])
+    assert target < remaining_epsilon(prior, 1.0, DELTA)  # the first attempt was discarded
+    assert target == pytest.approx(1.0 - em, rel=1e-5)
+    assert est.delta_ == 0.0 and est.epsilon_ <= 1.0
+    assert est.dp_event_.pure_epsilon() <= 1.0
+
+
+def test_pld_accountant_with_private_bounds_accounts_with_rdp():
+    X, y = load_breast_cancer(return_X_y=True)
+    est = DPLogisticRegression(epsilon=1.0, delta=DELTA, accountant="pld", random_state=0).fit(X, y)
+    assert est.privacy_record_.accountant == "rdp" and est.epsilon_ <= 1.0
+
+
+def test_small_n_warns_that_auto_is_unreliable():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(60, 3)), rng.integers(0, 2, 60)
+    with pytest.warns(UserWarning, match="unreliable"):
+        DPLogisticRegression(delta=DELTA, random_state=0).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPLogisticRegression(delta=DELTA, random_state=0, data_norm=3.0).fit(X, y)
+
+
+def test_progress_with_private_bounds():
+    X, y = load_breast_cancer(return_X_y=True)
+    calls = []
+    est = DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0, callback=calls.append,
+                               callback_every=25).fit(X, y)
+    plain = DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0).fit(X, y)
+    assert est.coef_.tobytes() == plain.coef_.tobytes()
+    eps = [c.epsilon for c in calls]
+    assert eps[-1] == est.epsilon_ and all(e <= 1.0 for e in eps)
+    bounds = est.privacy_record_.details["private_bounds"]["data_norm"]["epsilon"]
+    assert eps[0] >= bounds  # the bounds were released before the first step
+
+
+def test_warm_start_with_auto_bounds():
+    X_tr, _, y_tr, _ = _raw_diabetes()
+    est = DPRidge(epsilon=1.0, delta=DELTA, optimizer="dp_gdws", warm_start=True,
+                  random_state=0).fit(X_tr, y_tr)
+    est.fit(X_tr, y_tr)
+    assert est.epsilon_ <= 1.0 and np.all(np.isfinite(est.coef_))
+
+
+def test_estimator_audit_with_private_bounds():
+    """Membership inference on a fit with data_norm="auto": the claim is the composed epsilon."""
+    from skdp.audit import audit_estimator, make_canary
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(250, 2))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] > 0).astype(int)
+    c = make_canary(X, y)
+    est = DPLogisticRegression(epsilon=2.0, delta=DELTA, fit_intercept=False)
+    res = audit_estimator(est, c.X, c.y, c.index, n_fits=40, random_state=1)
+    assert res.claimed_epsilon <= 2.0
+    assert not res.violated, res.summary()
+
+
+@pytest.mark.slow
+def test_estimator_audit_with_private_bounds_large():
+    from skdp.audit import audit_estimator, make_canary
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(250, 2))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] > 0).astype(int)
+    c = make_canary(X, y)
+    for eps in (1.0, 4.0):
+        est = DPLogisticRegression(epsilon=eps, delta=DELTA, fit_intercept=False)
+        res = audit_estimator(est, c.X, c.y, c.index, n_fits=500, random_state=2)
+        assert not res.violated, res.summary()

@@ -1,0 +1,333 @@
+"""Private preprocessing and one budget for a pipeline (issue 14, items 2 and 3)."""
+
+import math
+import pickle
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.compose import make_column_transformer
+from sklearn.decomposition import PCA
+from sklearn.impute import SimpleImputer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import (
+    FunctionTransformer, MinMaxScaler, Normalizer, OneHotEncoder, StandardScaler,
+)
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdp import DPLogisticRegression, DPRidge, PrivacyLedger
+from skdp.datasets import ADULT_CATEGORIES, ADULT_NUMERIC, find_data_dir
+from skdp.pipeline import (
+    DEFAULT_PREPROCESSING_SHARE, NonPrivateStepError, PrivatePipeline, check_private_steps,
+    make_private_pipeline,
+)
+from skdp.preprocessing import PrivateRobustScaler
+from skdp.privacy import (
+    ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent, compute_epsilon,
+)
+from skdp.privacy.split import zcdp_budget
+
+DELTA = 1e-5
+COLORS = ["red", "green", "blue"]
+
+
+def _frame(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    age = rng.normal(40, 12, n)
+    income = rng.exponential(30000, n)
+    gain = np.where(rng.random(n) < 0.9, 0.0, rng.exponential(5000, n))
+    color = rng.choice(COLORS, n)
+    logit = (age - 40) / 10 + (gain > 0) * 2 + (color == "red") - 0.5
+    y = (logit + rng.logistic(size=n) > 0).astype(int)
+    return pd.DataFrame({"age": age, "income": income, "gain": gain, "color": color}), y
+
+
+def _pipe(epsilon=1.0, **kw):
+    return make_private_pipeline(
+        make_column_transformer(
+            (PrivateRobustScaler(random_state=0), ["age", "income", "gain"]),
+            (OneHotEncoder(categories=[COLORS], handle_unknown="ignore"), ["color"]),
+        ),
+        DPLogisticRegression(random_state=0),
+        epsilon=epsilon, delta=DELTA, **kw,
+    )
+
+
+# -- the scaler ---------------------------------------------------------------------------------
+def test_scaler_maps_into_unit_box_with_private_quartiles():
+    X, _ = _frame()
+    num = X[["age", "income", "gain"]].to_numpy()
+    s = PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=0).fit(num)
+    T = s.transform(num)
+    assert T.min() >= -1.0 and T.max() <= 1.0
+    assert s._skdp_output_norm_bound() == math.sqrt(3)
+    assert s.dp_event_ == SelfComposedEvent(ExponentialMechanismEvent(s.dp_event_.event.epsilon), 6)
+    assert s.epsilon_ <= 1.0 and s.epsilon_ == compute_epsilon(s.dp_event_, DELTA)
+    # the released quartiles are close to the true ones (n = 2000 is plenty at epsilon 1)
+    true = np.quantile(num[:, :2], [0.25, 0.75], axis=0).T
+    assert np.all(np.abs(np.log(s.quantiles_[:2] / true)) < 0.3)
+    # the spike at 0 of "gain" becomes an indicator of a positive gain
+    assert s.quantiles_[2, 0] == s.quantiles_[2, 1] == 0.0
+    assert np.all(T[num[:, 2] > 1.0, 2] == 1.0) and np.all(T[num[:, 2] == 0.0, 2] < 0)
+
+
+def test_scaler_public_bounds_and_epsilon_inf():
+    X = np.array([[0.0, 10.0], [5.0, 20.0], [10.0, 40.0]])
+    s = PrivateRobustScaler(bounds=[[0.0, 10.0], [10.0, 30.0]]).fit(X)
+    np.testing.assert_allclose(s.transform(X), [[-1.0, -1.0], [0.0, 0.0], [1.0, 1.0]])
+    assert s.epsilon_ == 0.0 and s.quantiles_ is None
+    exact = PrivateRobustScaler(epsilon=np.inf).fit(X)
+    np.testing.assert_allclose(exact.quantiles_, np.quantile(X, [0.25, 0.75], axis=0).T)
+    assert isinstance(exact.dp_event_, NonPrivateEvent) and exact.epsilon_ == math.inf
+
+
+@parametrize_with_checks([PrivateRobustScaler(random_state=0)])
+def test_scaler_is_a_scikit_learn_transformer(estimator, check):
+    check(estimator)
+
+
+def test_scaler_warns_when_its_quantiles_are_unreliable():
+    rng = np.random.default_rng(0)
+    with pytest.warns(UserWarning, match="unreliable"):
+        PrivateRobustScaler(random_state=0).fit(rng.normal(size=(300, 5)))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        PrivateRobustScaler(random_state=0).fit(rng.normal(size=(3000, 2)))
+        PrivateRobustScaler(bounds=(-3.0, 3.0)).fit(rng.normal(size=(30, 2)))
+
+
+@pytest.mark.parametrize("params, match", [
+    (dict(quantile_range=(75, 25)), "quantile_range"),
+    (dict(fence=-1), "fence"),
+    (dict(bounds=[[1.0, 0.0]]), "bounds"),
+    (dict(grid=[3.0, 1.0]), "grid"),
+])
+def test_scaler_bad_params(params, match):
+    with pytest.raises(ValueError, match=match):
+        PrivateRobustScaler(**params).fit(np.ones((10, 1)))
+
+
+def test_scaler_charges_its_ledger_alone_and_not_in_a_pipeline():
+    X, y = _frame(500)
+    num = X[["age", "income"]].to_numpy()
+    ledger = PrivacyLedger(delta=DELTA)
+    PrivateRobustScaler(epsilon=0.5, delta=DELTA, ledger=ledger, random_state=0).fit(num)
+    assert len(ledger) == 1 and ledger.spent() <= 0.5
+    pipe = make_private_pipeline(PrivateRobustScaler(ledger=ledger, random_state=0),
+                                 DPLogisticRegression(random_state=0), epsilon=1.0, delta=DELTA)
+    pipe.fit(num, y)
+    assert len(ledger) == 2  # the pipeline's one charge (the step's ledger is honoured)
+    assert ledger.entries[-1].event == pipe.dp_event_
+
+
+# -- one budget ---------------------------------------------------------------------------------
+def test_pipeline_one_guarantee():
+    X, y = _frame()
+    ledger = PrivacyLedger(delta=DELTA)
+    pipe = _pipe(ledger=ledger)
+    before = pipe.get_params(deep=False)
+    pipe.fit(X, y)
+    assert pipe.get_params(deep=False) == before
+    est = pipe[-1]
+    scaler = pipe[0].named_transformers_["privaterobustscaler"]
+    # the final estimator's event covers the scaler's quantiles and the model
+    assert pipe.dp_event_ is est.dp_event_
+    assert isinstance(pipe.dp_event_, ComposedEvent)
+    assert pipe.dp_event_.events[0] == scaler.dp_event_
+    assert pipe.epsilon_ == compute_epsilon(pipe.dp_event_, DELTA) and pipe.epsilon_ <= 1.0
+    assert pipe.epsilon_ > 0.99
+    # the scaler got the default share of rho, split over its 6 quartiles
+    rho = zcdp_budget(1.0, DELTA)
+    em = scaler.dp_event_.event.epsilon
+    assert 6 * em**2 / 8 == pytest.approx(DEFAULT_PREPROCESSING_SHARE * rho, rel=1e-9)
+    # public row bound from the steps: 3 coordinates in [-1, 1] and one one-hot block
+    assert est.data_norm_ == pytest.approx(2.0)
+    assert est.privacy_record_.details["private_bounds"] == {}
+    # one charge, the pipeline's event; no budget left on the steps
+    assert len(ledger) == 1 and ledger.entries[0].event == pipe.dp_event_
+    for obj in (est, scaler, pipe[0].transformers[0][1]):
+        assert not hasattr(obj, "_skdp_budget") and not hasattr(obj, "_skdp_pipeline_plan")
+    assert pipe.score(X, y) > 0.7
+
+
+def test_pipeline_without_public_row_bound_estimates_data_norm_privately():
+    X, y = _frame()
+    pipe = make_private_pipeline(
+        make_column_transformer(
+            (PrivateRobustScaler(random_state=0), ["age"]),
+            ("passthrough", ["income"]),
+        ),
+        DPLogisticRegression(random_state=0), epsilon=1.0, delta=DELTA,
+    ).fit(X, y)
+    events = pipe.dp_event_.events
+    assert sum(isinstance(e, ExponentialMechanismEvent) for e in events) == 1  # data_norm
+    assert set(pipe[-1].privacy_record_.details["private_bounds"]) == {"data_norm"}
+    assert pipe.epsilon_ <= 1.0
+
+
+def test_private_steps_draw_independent_streams():
+    """Steps given the same integer seed inside a pipeline must not reuse each other's noise
+    (nor the final estimator's, seeded with the same integer)."""
+    from skdp._validation import make_generator
+    from skdp.preprocessing import StepBudget
+
+    a, b = PrivateRobustScaler(random_state=7), PrivateRobustScaler(random_state=7)
+    alone = a._rng().gumbel(size=5)
+    np.testing.assert_array_equal(alone, make_generator(7).gumbel(size=5))
+    a._skdp_budget = StepBudget(0.01, DELTA, 1.0, stream=1)
+    b._skdp_budget = StepBudget(0.01, DELTA, 1.0, stream=2)
+    draws = [a._rng().gumbel(size=5), b._rng().gumbel(size=5), alone]
+    for i in range(3):
+        for j in range(i):
+            assert not np.allclose(draws[i], draws[j])
+
+
+def test_pipeline_weights():
+    X, y = _frame(800)
+    pipe = _pipe(weights={"columntransformer__privaterobustscaler": 1.0,
+                          "dplogisticregression": 3.0}).fit(X, y)
+    assert pipe.budget_shares_ == {"columntransformer__privaterobustscaler": 0.25}
+    assert pipe.epsilon_ <= 1.0
+    with pytest.raises(ValueError, match="name exactly the private steps"):
+        _pipe(weights={"nope": 1.0}).fit(X, y)
+    with pytest.raises(ValueError, match="finite reals > 0"):
+        _pipe(weights={"columntransformer__privaterobustscaler": 0.0,
+                       "dplogisticregression": 1.0}).fit(X, y)
+
+
+def test_pipeline_of_private_transformers_only():
+    X, _ = _frame(3000)
+    ledger = PrivacyLedger(delta=DELTA)
+    pipe = make_private_pipeline(
+        make_column_transformer((PrivateRobustScaler(random_state=0), ["age", "income"])),
+        epsilon=0.5, delta=DELTA, ledger=ledger,
+    )
+    T = pipe.fit_transform(X)
+    assert T.shape == (3000, 2) and np.abs(T).max() <= 1.0
+    scaler = pipe[0].named_transformers_["privaterobustscaler"]
+    assert pipe.budget_shares_ == {"columntransformer__privaterobustscaler": 1.0}
+    assert pipe.dp_event_ == ComposedEvent((scaler.dp_event_,))
+    assert 0.49 < pipe.epsilon_ <= 0.5
+    assert len(ledger) == 1
+
+
+def test_pipeline_epsilon_inf_is_exact():
+    X, y = _frame(500)
+    pipe = _pipe(epsilon=np.inf).fit(X, y)
+    scaler = pipe[0].named_transformers_["privaterobustscaler"]
+    np.testing.assert_allclose(
+        scaler.quantiles_, np.quantile(X[["age", "income", "gain"]], [0.25, 0.75], axis=0).T)
+    assert pipe.epsilon_ == math.inf
+
+
+def test_pipeline_ridge_with_auto_targets():
+    rng = np.random.default_rng(0)
+    X = rng.normal(50.0, 20.0, size=(1500, 3))
+    y = X @ np.array([2.0, -1.0, 0.5]) + 300.0 + rng.normal(0, 10.0, 1500)
+    pipe = make_private_pipeline(PrivateRobustScaler(random_state=0), DPRidge(random_state=0),
+                                 epsilon=1.0, delta=DELTA).fit(X, y)
+    ems = [e for e in pipe.dp_event_.events if isinstance(e, ExponentialMechanismEvent)]
+    assert len(ems) == 2  # y median and MAD; data_norm is the scaler's public bound
+    assert pipe.epsilon_ <= 1.0 and pipe.score(X, y) > 0.5
+
+
+# -- refusals -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("steps, name, replacement", [
+    ([StandardScaler(), DPLogisticRegression()], "standardscaler", "PrivateRobustScaler"),
+    ([MinMaxScaler(), DPLogisticRegression()], "minmaxscaler", "PrivateRobustScaler"),
+    ([SimpleImputer(), DPLogisticRegression()], "simpleimputer", "strategy='constant'"),
+    ([SimpleImputer(strategy="constant", add_indicator=True), DPLogisticRegression()],
+     "simpleimputer", "MissingIndicator(features='all')"),
+    ([make_column_transformer((OneHotEncoder(), ["color"])), DPLogisticRegression()],
+     "columntransformer__onehotencoder", "categories=<public lists>"),
+    ([make_column_transformer((OneHotEncoder(categories=[COLORS]), ["color"])),
+      DPLogisticRegression()], "columntransformer__onehotencoder", "handle_unknown='ignore'"),
+    ([make_column_transformer((OneHotEncoder(categories=[COLORS], handle_unknown="ignore",
+                                             min_frequency=5), ["color"])),
+      DPLogisticRegression()], "columntransformer__onehotencoder", "categories=<public lists>"),
+    ([PrivateRobustScaler(), LogisticRegression()], "logisticregression", "DPLogisticRegression"),
+    ([PCA(), DPLogisticRegression()], "pca", "skdp.preprocessing"),
+    ([DPLogisticRegression(), DPLogisticRegression()], "dplogisticregression-1", "final step"),
+    ([make_pipeline(PrivateRobustScaler(), StandardScaler()), DPLogisticRegression()],
+     "pipeline__standardscaler", "PrivateRobustScaler"),
+])
+def test_refuses_non_private_steps(steps, name, replacement):
+    X, y = _frame(200)
+    pipe = make_private_pipeline(*steps, delta=DELTA)
+    with pytest.raises(NonPrivateStepError) as info:
+        pipe.fit(X[["age", "income"]] if "color" not in str(steps) else X, y)
+    assert repr(name) in str(info.value) and replacement in str(info.value)
+    assert isinstance(info.value, ValueError)
+
+
+def test_allows_public_and_stateless_steps():
+    check_private_steps(make_pipeline(
+        SimpleImputer(strategy="constant", fill_value=0.0), FunctionTransformer(np.log1p),
+        Normalizer(), DPLogisticRegression()))
+    check_private_steps(make_pipeline(
+        make_column_transformer(
+            (OneHotEncoder(categories=[COLORS], handle_unknown="ignore"), ["color"]),
+            (PrivateRobustScaler(), ["age"]), remainder="drop"),
+        DPLogisticRegression()))
+    with pytest.raises(NonPrivateStepError):
+        check_private_steps(make_pipeline(StandardScaler(), DPLogisticRegression()))
+
+
+# -- scikit-learn machinery ---------------------------------------------------------------------
+def test_clone_pickle_and_grid_search():
+    X, y = _frame(600)
+    pipe = _pipe()
+    twin = clone(pipe)
+    assert twin.get_params(deep=False).keys() == pipe.get_params(deep=False).keys()
+    assert twin.epsilon == 1.0 and twin is not pipe
+    pipe.fit(X, y)
+    back = pickle.loads(pickle.dumps(pipe))
+    np.testing.assert_array_equal(back.predict(X), pipe.predict(X))
+    assert back.epsilon_ == pipe.epsilon_
+    with PrivacyLedger(delta=DELTA) as ledger:
+        search = GridSearchCV(_pipe(), {"epsilon": [0.5, 1.0],
+                                        "dplogisticregression__C": [0.5, 2.0]}, cv=2).fit(X, y)
+    assert len(ledger) == 4 * 2 + 1  # one charge per pipeline fit, the refit included
+    assert search.best_estimator_.epsilon_ <= search.best_params_["epsilon"]
+
+
+def test_private_search_cv_with_a_private_pipeline():
+    from skdp.model_selection import PrivateSearchCV
+
+    with pytest.raises(ValueError, match="public y_bounds"):
+        PrivateSearchCV(DPRidge(), {"alpha": [1.0]}).fit(np.ones((20, 2)), np.ones(20))
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(5.0, 3.0, size=(800, 3))
+    y = (X[:, 0] + rng.normal(size=800) > 5.0).astype(int)
+    pipe = make_private_pipeline(PrivateRobustScaler(), DPLogisticRegression(), epsilon=0.5,
+                                 delta=DELTA)
+    search = PrivateSearchCV(pipe, {"dplogisticregression__C": [0.5, 2.0]}, n_iter=2,
+                             delta=DELTA, random_state=0).fit(X, y)
+    assert search.epsilon_ < math.inf
+    assert search.best_estimator_ is None or search.best_estimator_.epsilon_ <= 0.5
+
+
+@pytest.mark.skipif(find_data_dir(required=("adult.data", "adult.test")) is None,
+                    reason="Adult files not found (../shared/data or SKDP_DATA_DIR)")
+def test_raw_adult_dataframe():
+    from skdp.datasets import load_adult_frame
+
+    X_tr, y_tr, X_te, y_te = load_adult_frame()
+    cat = list(ADULT_CATEGORIES)
+    with pytest.raises(NonPrivateStepError, match="categories"):
+        make_private_pipeline(make_column_transformer((OneHotEncoder(), cat)),
+                              DPLogisticRegression()).fit(X_tr[:500], y_tr[:500])
+    pipe = make_private_pipeline(
+        make_column_transformer(
+            (PrivateRobustScaler(random_state=0), list(ADULT_NUMERIC)),
+            (OneHotEncoder(categories=[ADULT_CATEGORIES[c] for c in cat],
+                           handle_unknown="ignore"), cat)),
+        DPLogisticRegression(random_state=0), epsilon=1.0, delta=DELTA,
+    ).fit(X_tr[:8000], y_tr[:8000])
+    assert pipe.score(X_te, y_te) > 0.8 and pipe.epsilon_ <= 1.0
