@@ -36,11 +36,11 @@ import scipy.sparse as sp
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
 from ..ledger import ledgers_to_charge, precheck
 from ..optimizers import Budget
-from ..privacy import ComposedEvent, PrivacyRecord, compute_epsilon, rdp_epsilon_and_order
+from ..privacy import ComposedEvent, PrivacyRecord, ZCDPEvent, compute_epsilon, rdp_epsilon_and_order
 from ..privacy.quantiles import (
     em_epsilon, is_reliable, positive_grid, private_quantile, signed_grid,
 )
-from ..privacy.split import remaining_epsilon, zcdp_budget
+from ..privacy.split import remaining_epsilon, remaining_rho, zcdp_budget
 
 __all__ = [
     "DATA_NORM_SHARE",
@@ -170,39 +170,14 @@ class PrivateFit:
         # ExponentialMechanismEvent.to_dp_accounting): the whole fit is accounted with RDP.
         accountant = "rdp"
         prior_pure = prior.pure_epsilon()
-        target = remaining_epsilon(prior, self.epsilon, self.delta)
-        for attempt in range(3):
-            budget = Budget(epsilon=target, delta=self.delta, accountant=accountant)
-            wrapped, last = self._wrap(callback, prior_pure)
-            result = optimizer.solve(
-                problem, budget, self.rng, callback=wrapped, callback_every=callback_every
-            )
-            event = result.record.event
-            composed = ComposedEvent(tuple(self.events) + (event,))
+        if getattr(optimizer, "event_depends_on_problem", True):
+            result, composed, budget = self._solve_adaptive(optimizer, problem, prior, callback,
+                                                            callback_every, prior_pure)
             spent = compute_epsilon(composed, self.delta, accountant)
-            if spent <= self.epsilon:
-                break
-            # Not a zCDP event: the model is discarded (never released) and refitted with less:
-            # first with the bounds' RDP at the optimizer's own best order, then by basic
-            # composition with the bounds' pure epsilon (always within the budget).
-            if attempt == 0 and event.pure_epsilon() is None:
-                _, order = rdp_epsilon_and_order(event, self.delta)
-                extra, margin = float(prior.rdp(np.array([order]))[0]), _REFIT_MARGIN
-            else:
-                extra, margin = prior_pure, 1e-6
-            target = min(target, self.epsilon - extra) * (1.0 - margin)
-            if not target > 0:
-                raise ValueError(
-                    f"the private bounds and preprocessing spend the whole budget "
-                    f"epsilon={self.epsilon:.4g} for this optimizer; give public bounds, a "
-                    "larger epsilon or a smaller preprocessing share"
-                )
-        if not spent <= self.epsilon:
-            # basic composition always holds for an optimizer that keeps to its budget
-            raise RuntimeError(
-                f"the optimizer's event spends more than the epsilon={target:.6g} it was given "
-                f"(composed with the private bounds: {spent:.6g} > {self.epsilon:.6g}), a "
-                "privacy bug in the optimizer; nothing was released"
+            last = result.extras.pop("_skdp_last_progress", [])
+        else:
+            result, composed, budget, spent, last = self._solve_fixed_event(
+                optimizer, problem, prior, callback, callback_every, prior_pure, accountant
             )
         opt = result.record
         details = dict(opt.details)
@@ -223,6 +198,71 @@ class PrivateFit:
             callback(replace(last[0], epsilon=record.epsilon, delta=record.delta))
         return result, replace(record, relation=opt.relation)
 
+    def _solve_fixed_event(self, optimizer, problem, prior, callback, callback_every, prior_pure,
+                           accountant):
+        """An optimizer whose event depends on n, the budget and its hyper-parameters only (not
+        on the released bounds): plain composition of two fixed events. A refit with less (the
+        first model discarded, never released) depends on these public events only."""
+        target = remaining_epsilon(prior, self.epsilon, self.delta)
+        for attempt in range(3):
+            budget = Budget(epsilon=target, delta=self.delta, accountant=accountant)
+            wrapped, last = self._wrap(callback, prior_pure)
+            result = optimizer.solve(
+                problem, budget, self.rng, callback=wrapped, callback_every=callback_every
+            )
+            event = result.record.event
+            composed = ComposedEvent(tuple(self.events) + (event,))
+            spent = compute_epsilon(composed, self.delta, accountant)
+            if spent <= self.epsilon:
+                break
+            # Not a zCDP event: refitted with less, first with the bounds' RDP at the
+            # optimizer's own best order, then by basic composition with the bounds' pure epsilon.
+            if attempt == 0 and event.pure_epsilon() is None:
+                _, order = rdp_epsilon_and_order(event, self.delta)
+                extra, margin = float(prior.rdp(np.array([order]))[0]), _REFIT_MARGIN
+            else:
+                extra, margin = prior_pure, 1e-6
+            target = min(target, self.epsilon - extra) * (1.0 - margin)
+            if not target > 0:
+                raise ValueError(
+                    f"the private bounds and preprocessing spend the whole budget "
+                    f"epsilon={self.epsilon:.4g} for this optimizer; give public bounds, a "
+                    "larger epsilon or a smaller preprocessing share"
+                )
+        return result, composed, budget, spent, last
+
+    def _solve_adaptive(self, optimizer, problem, prior, callback, callback_every, prior_pure):
+        """An optimizer whose event may depend on the problem's constants, hence on the bounds
+        released before it (the number of steps of dp_nag_opt, the Langevin bound of dp_sgld).
+
+        Composition with a mechanism chosen from earlier releases is sound when that mechanism
+        is rho-zCDP for one fixed rho whatever was released: the optimizer is calibrated to the
+        epsilon of the public ``rho`` left (:func:`~skdp.privacy.split.remaining_rho`), its event
+        must then be zCDP (RDP linear in the order) with at most that rho, and the fit reports
+        ``ZCDPEvent(rho)``, the bound that holds for every released bound. An event of another
+        kind (Poisson-subsampled or Laplace noise) is refused: nothing is released but the
+        refusal, a function of the released bounds.
+        """
+        rho = remaining_rho(prior, self.epsilon, self.delta)
+        target = remaining_epsilon(prior, self.epsilon, self.delta)
+        budget = Budget(epsilon=target, delta=self.delta, accountant="rdp")
+        wrapped, last = self._wrap(callback, prior_pure)
+        result = optimizer.solve(
+            problem, budget, self.rng, callback=wrapped, callback_every=callback_every
+        )
+        if not _is_zcdp_within(result.record.event, rho):
+            name = getattr(optimizer, "name", None) or type(optimizer).__name__
+            raise ValueError(
+                f"{name} in this configuration (mini-batches or Laplace noise) has a privacy "
+                "event that depends on the bounds estimated privately inside the fit and is not "
+                "zCDP, so the two cannot be composed into one proven guarantee; nothing was "
+                "released. Give public bounds (data_norm=<number>, and y_bounds for DPRidge), "
+                "use the optimizer in full batch, or use dp_gdws, dp_scd or dp_nsgd_tree"
+            )
+        composed = ComposedEvent(tuple(self.events) + (ZCDPEvent(rho),))
+        result.extras["_skdp_last_progress"] = last
+        return result, composed, budget
+
     def _wrap(self, callback, prior_pure):
         """The user's callback for a fit with private bounds, and a list that receives its last
         call. Before the last step it reports the steps' epsilon plus the bounds' pure epsilon
@@ -240,6 +280,21 @@ class PrivateFit:
             return callback(replace(progress, epsilon=min(cap, progress.epsilon + prior_pure)))
 
         return wrapped, last
+
+
+def _is_zcdp_within(event, rho):
+    """Whether ``event`` is rho'-zCDP with rho' <= rho: its RDP is linear in the order (the
+    same slope at every order of a wide grid, as for Gaussian compositions and the Langevin
+    bound) and the slope is at most ``rho``. Linear and below at one order: below at all."""
+    orders = np.array([1.01, 1.5, 2.0, 4.0, 16.0, 64.0, 256.0, 1024.0, 65536.0])
+    try:
+        slopes = np.asarray(event.rdp(orders), dtype=float) / orders
+    except Exception:  # an event without an RDP curve (pure epsilon only)
+        return False
+    if not np.all(np.isfinite(slopes)):
+        return False
+    linear = np.ptp(slopes) <= 1e-9 * max(abs(float(slopes.max())), 1e-300)
+    return bool(linear and slopes.max() <= rho * (1.0 + 1e-12))
 
 
 def _row_norms(X):

@@ -265,6 +265,12 @@ class DPOptimizer(BaseEstimator):
     required_problem_constants = ("gradient_bound", "smoothness", "strong_convexity")
 
     supports_replay = False
+    #: Whether the privacy event (its kind, number of steps, allocation) may depend on the
+    #: problem's constants (row bound, regularisation), not only on n, the budget and the
+    #: hyper-parameters. With bounds estimated privately inside the fit, such an event depends
+    #: on a released value, and only a zCDP event within the rho left can then be composed
+    #: soundly (see :mod:`skdp.linear_model._bounds`).
+    event_depends_on_problem = True
     #: Whether ``problem.init`` (a public starting point, the estimators' ``warm_start``) is used.
     supports_warm_start = True
 

@@ -125,6 +125,8 @@ class DPGDWS(DPOptimizer):
     """
 
     name = "dp_gdws"
+    # its event is a function of n, the budget and the hyper-parameters only
+    event_depends_on_problem = False
     supports_replay = True
 
     _parameter_constraints: dict = {

@@ -139,6 +139,8 @@ class DPNSGDTree(DPOptimizer):
     """
 
     name = "dp_nsgd_tree"
+    # its event is a function of n, the budget and the hyper-parameters only
+    event_depends_on_problem = False
     supports_replay = True
     required_problem_constants = ("gradient_bound",)
 

@@ -115,6 +115,12 @@ class DPSCD(DPOptimizer):
     """
 
     name = "dp_scd"
+
+    @property
+    def event_depends_on_problem(self):
+        # secret_dual: the event is a function of n, the budget and the hyper-parameters only;
+        # the paper's calibration reports a multiplier that depends on the row bound
+        return self.variant != "secret_dual"
     supports_replay = True
     # A warm start of a dual method needs the dual vector alpha, which is secret per-example
     # state (never stored); a primal point alone gives no consistent dual start.

@@ -15,7 +15,7 @@ import math
 from .accountant import compute_epsilon
 from .events import ComposedEvent, ZCDPEvent
 
-__all__ = ["zcdp_budget", "remaining_epsilon"]
+__all__ = ["zcdp_budget", "remaining_rho", "remaining_epsilon"]
 
 
 def _bisect_largest(ok, hi):
@@ -46,13 +46,40 @@ def zcdp_budget(epsilon, delta):
 
 
 @functools.lru_cache(maxsize=512)
+def remaining_rho(prior, epsilon, delta):
+    """The largest rho such that ``prior`` composed with any rho-zCDP mechanism stays within
+    ``epsilon`` at ``delta`` (RDP composition, which holds for adaptively chosen mechanisms:
+    every mechanism that is rho-zCDP *whatever* the earlier releases were).
+
+    Raises ValueError when ``prior`` alone spends the whole budget.
+    """
+    epsilon, delta = float(epsilon), float(delta)
+    spent = compute_epsilon(prior, delta, "rdp")
+    if not spent < epsilon:
+        raise ValueError(
+            f"the private bounds and preprocessing already spend epsilon={spent:.4g} of the "
+            f"budget epsilon={epsilon:.4g}; nothing is left for the model (give public bounds "
+            "or a larger epsilon)"
+        )
+    rho_total = zcdp_budget(epsilon, delta)
+
+    def ok(rho):
+        return compute_epsilon(ComposedEvent((prior, ZCDPEvent(rho))), delta, "rdp") <= epsilon
+
+    rho = _bisect_largest(ok, rho_total)
+    if not rho > 0:
+        raise ValueError(f"no budget left for the model after epsilon={spent:.4g}")
+    return rho
+
+
+@functools.lru_cache(maxsize=512)
 def remaining_epsilon(prior, epsilon, delta):
     """The epsilon at ``delta`` left for one more mechanism after ``prior`` within ``epsilon``.
 
     Computed for a zCDP mechanism (RDP linear in the order, as the full-batch Gaussian
-    optimizers): the largest rho' with ``prior`` composed with rho'-zCDP within ``epsilon``, then
-    that rho''s own epsilon. For such a mechanism the composition is within ``epsilon`` exactly;
-    for others (subsampled or Laplace noise) the caller must verify the composition.
+    optimizers): the epsilon of :func:`remaining_rho`'s rho. For such a mechanism the
+    composition is within ``epsilon`` exactly; for others (subsampled or Laplace noise) the
+    caller must verify the composition.
 
     Parameters
     ----------
@@ -73,19 +100,5 @@ def remaining_epsilon(prior, epsilon, delta):
     epsilon, delta = float(epsilon), float(delta)
     if prior is None:
         return epsilon
-    spent = compute_epsilon(prior, delta, "rdp")
-    if not spent < epsilon:
-        raise ValueError(
-            f"the private bounds and preprocessing already spend epsilon={spent:.4g} of the "
-            f"budget epsilon={epsilon:.4g}; nothing is left for the model (give public bounds "
-            "or a larger epsilon)"
-        )
-    rho_total = zcdp_budget(epsilon, delta)
-
-    def ok(rho):
-        return compute_epsilon(ComposedEvent((prior, ZCDPEvent(rho))), delta, "rdp") <= epsilon
-
-    rho = _bisect_largest(ok, rho_total)
-    if not rho > 0:
-        raise ValueError(f"no budget left for the model after epsilon={spent:.4g}")
+    rho = remaining_rho(prior, epsilon, delta)
     return min(epsilon, compute_epsilon(ZCDPEvent(rho), delta, "rdp"))
