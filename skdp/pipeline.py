@@ -29,8 +29,8 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import _num_samples
 
-from ._validation import check_delta, check_epsilon
-from .ledger import _suspended, active_ledgers, charge, ledgers_to_charge, precheck
+from ._validation import OPEN_UNIT, POSITIVE_OR_INF, check_delta, check_epsilon
+from .ledger import PrivacyLedger, _suspended, active_ledgers, charge, ledgers_to_charge, precheck
 from .linear_model._base import DPLinearModel
 from .linear_model._bounds import PipelinePlan
 from .preprocessing._step import PrivateStepMixin, StepBudget
@@ -302,10 +302,10 @@ class PrivatePipeline(Pipeline):
 
     _parameter_constraints = {
         **Pipeline._parameter_constraints,
-        "epsilon": "no_validation",  # checked in fit (skdp's messages)
-        "delta": "no_validation",
+        "epsilon": [POSITIVE_OR_INF],
+        "delta": [OPEN_UNIT, None],
         "weights": [dict, None],
-        "ledger": "no_validation",
+        "ledger": [PrivacyLedger, None],
     }
 
     def __init__(
@@ -427,12 +427,14 @@ class PrivatePipeline(Pipeline):
         -------
         self
         """
+        self._validate_params()
         with self._private_fit(X):
             super().fit(X, y, **params)
         return self
 
     def fit_transform(self, X, y=None, **params):
         """Fit under the pipeline's budget, then transform X (the final step is a transformer)."""
+        self._validate_params()
         with self._private_fit(X):
             out = super().fit_transform(X, y, **params)
         return out

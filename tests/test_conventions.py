@@ -68,6 +68,7 @@ CLASSES = _public_classes()
 
 # Required constructor arguments of the classes that have some.
 _REQUIRED = {
+    "PrivatePipeline": lambda: {"steps": [("clf", DPLogisticRegression(classes=[0, 1]))]},
     "PrivateSearchCV": lambda: {
         "estimator": DPLogisticRegression(epsilon=1.0, classes=[0, 1]),
         "param_grid": {"C": [1.0]},
@@ -340,5 +341,5 @@ def test_huge_entries_do_not_overflow_the_row_norms(sparse):
     np.testing.assert_allclose(out[3, :2], np.array([1.0, -2.0]) / np.sqrt(5.0) * 1e-201,
                                rtol=1e-12)
     # and a fit sees the clipped rows, not zeros
-    est = DPLogisticRegression(epsilon=np.inf).fit(Xin, (X[:, 0] > 0).astype(int))
+    est = DPLogisticRegression(epsilon=np.inf, data_norm=1.0).fit(Xin, (X[:, 0] > 0).astype(int))
     assert np.all(np.isfinite(est.coef_)) and abs(est.coef_[0, 2]) > 0

@@ -4,9 +4,14 @@ import math
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin
+from numbers import Real
+
+from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._validation import OPEN_UNIT, POSITIVE_OR_INF, RANDOM_STATE
+from ..ledger import PrivacyLedger
 from ..privacy import ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent
 from ..privacy.quantiles import em_epsilon, is_reliable, private_quantile, signed_grid
 from ._step import PrivateStepMixin
@@ -76,6 +81,18 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     feature_names_in_ : ndarray of str
     """
 
+    _parameter_constraints: dict = {
+        "epsilon": [POSITIVE_OR_INF],
+        "delta": [OPEN_UNIT, None],
+        "bounds": ["array-like", None],
+        "quantile_range": [tuple, list],
+        "fence": [Interval(Real, 0, None, closed="left")],
+        "grid": ["array-like", None],
+        "random_state": RANDOM_STATE,
+        "secure_mode": ["boolean"],
+        "ledger": [PrivacyLedger, None],
+    }
+
     def __init__(
         self, epsilon=1.0, delta=None, bounds=None, quantile_range=(25.0, 75.0), fence=1.5,
         grid=None, random_state=None, secure_mode=False, ledger=None,
@@ -124,6 +141,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             raise ValueError("grid must be a strictly increasing 1-D array of at least 2 values")
         return q_lo / 100.0, q_hi / 100.0, float(fence), bounds, grid
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release the per-feature bounds.
 
