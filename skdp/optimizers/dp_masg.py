@@ -54,12 +54,17 @@ class DPMASG(_AcceleratedDPOptimizer):
     allocation : {"optimal", "uniform"}, default="optimal"
     reselect_T : bool, default=True
     E0 : "auto" or float, default="auto"
-        Guess of ``F(x_0) - F*`` used only to choose T* (see DPNAGOpt).
+        Guess of ``F(x_0) - F*`` that chooses T*, and through T* each step's noise (see
+        DPNAGOpt; "auto" is data-free).
     mechanism : {"gaussian", "laplace"}, default="gaussian"
     stage_p : int, default=1
         The paper's p >= 1 in the stage length ``2^k ceil(sqrt(kappa) ln 2^(p+2))``.
     first_stage : int or None, default=None
         Length n_1 of stage 1 (None: ``ceil(2 sqrt(kappa) ln sqrt(kappa))``, at least 1).
+
+    ``max_iter``, ``c``, ``E0``, ``stage_p`` and ``first_stage`` set the schedule, T* and the
+    allocation of the budget: they are public and must not be derived from the private data
+    (their defaults are data-free; choosing them on the private data is a release).
     tol : float, default=1e-6
         Gradient-norm tolerance of the non-private fit (``epsilon=inf`` only; the stages are
         irrelevant without noise and the restarted Nesterov solver of DPNAGOpt is used).
