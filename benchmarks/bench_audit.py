@@ -336,18 +336,25 @@ def main(argv=None):
                  "violation": _true(r["violation"]), "fits": int(r["fits"])}
                 for r in _read_csv(RESULTS / "audit.csv")]
         n_fits = rows[0]["fits"] // 2 if rows else n_fits
+        seconds = sum(float(r["seconds"]) for r in rows)  # the run that wrote the rows
     else:
         rows = run(n_fits, args.optimizers or available_optimizers())
         _write_csv(RESULTS / "audit.csv", rows)
-    seconds = time.perf_counter() - t0
-    t1 = time.perf_counter()
+        seconds = time.perf_counter() - t0
     if args.skip_paths:
         path_rows = _read_csv(RESULTS / "audit_paths.csv")
+        path_seconds = sum(float(r["seconds"]) for r in path_rows)
     else:
         path_rows = run_paths(path_fits, args.paths)
+        if args.paths:  # a partial run: the other rows come from the previous one
+            fresh = {r["path"]: r for r in path_rows}
+            order = [p.label for p in optimizer_paths() + estimator_paths()]
+            old = {r["path"]: r for r in _read_csv(RESULTS / "audit_paths.csv")}
+            merged = {**old, **fresh}
+            path_rows = [merged[label] for label in order if label in merged]
         if path_rows:
             _write_csv(RESULTS / "audit_paths.csv", path_rows)
-    path_seconds = time.perf_counter() - t1
+        path_seconds = sum(float(r["seconds"]) for r in path_rows)  # merged rows included
     md = markdown(rows, n_fits, seconds)
     if path_rows:
         md += "\n## Non-default paths\n\n" + paths_markdown(path_rows, _fits_label(path_rows),

@@ -21,7 +21,6 @@ from skdp.audit._faults import NOISE_DECISIONS, noise_scaled
 from skdp.audit._paths import (
     POWER_DELTA,
     POWER_EPSILON,
-    EstimatorPath,
     OptimizerPath,
     estimator_paths,
     optimizer_paths,

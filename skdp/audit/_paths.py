@@ -4,17 +4,17 @@ Every option that changes what a fit releases or how it is accounted has its aud
 optimizer (or estimator) settings, the canary, and the noise factor that the audit is shown to
 catch (:func:`~skdp.audit.noise_scaled`). ``docs/audit.rst`` maps every parameter of the
 estimators and optimizers to these audits; ``tests/test_audit_paths.py`` runs them (small in
-the default run, full size under ``-m slow``) and ``benchmarks/bench_audit.py --paths`` writes
-the table of the docs.
+the default run, full size under ``-m slow``) and ``benchmarks/bench_audit.py`` writes the
+table of the docs from the same runs (same fits, same seeds).
 
 **The budget of the audits.** A threshold test turns N fits into an epsilon lower bound of at
-most about ``log(N / 4)``, and at delta = 1e-5 a Gaussian mechanism with half its noise is
-(epsilon, 1e-5)-DP with an epsilon that, with 1000 fits, no threshold test can certify above a
-claim of 1 or 2. The same claim at a large delta is refuted by far fewer fits: the paths are
-audited at ``(epsilon, delta) = (2, 0.2)`` (Gaussian) and pure ``epsilon = 2`` (Laplace), where
-1000 + 1000 fits of a mechanism with half the noise of a tight claim give a bound above the
-claim (the oracle simulations of ``benchmarks/bench_audit.py``). A noise or sensitivity bug
-moves the whole privacy profile, so it shows at every delta.
+most about ``log(N / 4)``. At delta = 1e-5 a Gaussian mechanism calibrated to a claim of 1 or 2
+and drawing half its noise is refuted by no threshold test of 1000 + 1000 fits; at a large delta
+the same error is: the paths are audited at ``(epsilon, delta) = (2, 0.2)`` (Gaussian) and pure
+``epsilon = 2`` (Laplace), where simulated audits of a Gaussian mechanism calibrated by the RDP
+accountant, with half its noise, give a split bound above the claim in 30 runs of 30 with
+1000 + 1000 fits. A noise or sensitivity bug moves the whole privacy profile, so it shows at
+every delta.
 
 **The canaries.** An audit has power only when what the canary changes in the released model
 is about as distinguishable as the accountant says. Three designs:
@@ -24,8 +24,9 @@ is about as distinguishable as the accountant says. Three designs:
   every step (a far target for the squared loss; a small ``clip`` for the others);
 * ``"one_column"``: the canary is the only non-null record and the design has one column and no
   intercept, so its gradient's L1 norm equals the L1 sensitivity ``sqrt(p K) G`` the Laplace
-  mechanism is calibrated for (with p > 1 a one-column canary reaches only ``G``: half the
-  signal). One step (``max_iter=1``): basic composition of many Laplace steps is far from tight;
+  mechanism is calibrated for (with p > 1 a canary in one column reaches only ``G``, a
+  fraction ``1 / sqrt(p K)`` of it). One step (``max_iter=1``): basic composition of many
+  Laplace steps is far from tight;
 * ``"dominated"``: every other record pushes along one other column with a saturated
   derivative, so the norm of the released momentum is nearly constant and dp_nsgd_tree's
   normalised step is nearly linear in the canary's column.
@@ -37,7 +38,7 @@ full-size audit catches; it is 0.5 except where the analysis itself is loose for
 iterate by more than 2x, which ``why`` explains.
 """
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 import math
 import zlib
 
@@ -198,8 +199,10 @@ _SGLD_LANGEVIN = {"max_iter": 20}  # lam = 1: lam T = 3.3, the Langevin bound be
 _SGLD_COMPOSITION = {"step": 30.0, "max_iter": 1}  # step = 1/lam >= 1/beta: one Gaussian step
 _SGLD_POISSON = {"batch_size": 16, "step": 0.02, "max_iter": 40}  # lam T = 1.6, z = 3.5
 _NAG_POISSON = {"batch_size": 8, "reselect_T": False, "max_iter": 100}  # lam = 1e-4: long memory
-_TREE_FULL = {"batch_size": None}
-_TREE_LOSS = {"batch_size": None, "learning_rate": 0.01}  # every derivative stays saturated
+# dp_nsgd_tree: a constant step weighs every step's release alike, as the noise does (the linear
+# decay loses about 1 - sqrt(3/4) of the signal); a small one keeps every derivative saturated
+_TREE_FULL = {"batch_size": None, "schedule": "constant"}
+_TREE_LOSS = {**_TREE_FULL, "learning_rate": 0.01}
 _LAPLACE = {"mechanism": "laplace", "max_iter": 1}
 _NAG_FIXED_T = {"reselect_T": False, "max_iter": 10}  # few steps: the memory covers them all
 # The losses, multiclass and sparse designs: settings under which the canary's derivative stays
@@ -225,10 +228,7 @@ _WHY_TREE = (
     "the last iterate sums every prefix estimate, so their noises add up: the last iterate "
     "shows much less than the tree releases"
 )
-_WHY_ALIGNED = (
-    "the epoch tree charges a record in log2(E) + 1 nodes per epoch whose values the last "
-    "iterate cannot separate"
-)
+
 
 
 def optimizer_paths():
@@ -241,7 +241,7 @@ def optimizer_paths():
         P("dp_scd full batch", "Poisson batches", "dp_scd", {"batch_size": 1.0}),
         P("dp_nag_opt poisson", "Poisson batches", "dp_nag_opt", _NAG_POISSON, lam=1e-4),
         P("dp_nag_opt poisson uniform", "Poisson batches", "dp_nag_opt",
-          {**_NAG_POISSON, "allocation": "uniform"}, lam=1e-4, fits=2000),
+          {**_NAG_POISSON, "allocation": "uniform"}, lam=1e-4, fits=3000),
         P("dp_masg poisson", "Poisson batches", "dp_masg", _NAG_POISSON, lam=1e-4, fits=2000),
         P("dp_sgld poisson", "Poisson batches", "dp_sgld", _SGLD_POISSON, lam=1.0, fits=2000),
         P("dp_nsgd_tree full batch", "Poisson batches", "dp_nsgd_tree", _TREE_FULL,
@@ -257,7 +257,8 @@ def optimizer_paths():
         P("dp_masg laplace poisson", "Laplace", "dp_masg", {**_LAPLACE, "batch_size": 0.5},
           design="one_column"),
         # -- the accountant options of the optimizers ------------------------------------------
-        P("dp_scd variant=paper", "optimizer accounting", "dp_scd", {"variant": "paper"}),
+        P("dp_scd variant=paper", "optimizer accounting", "dp_scd",
+          {"variant": "paper", "batch_size": 1.0}, fits=2000),
         P("dp_nag_opt allocation=uniform", "optimizer accounting", "dp_nag_opt",
           {"allocation": "uniform"}),
         P("dp_nag_opt reselect_T=False", "optimizer accounting", "dp_nag_opt", _NAG_FIXED_T),
@@ -277,9 +278,11 @@ def optimizer_paths():
         P("dp_nsgd_tree tree=aligned", "optimizer accounting", "dp_nsgd_tree",
           {**_TREE_FULL, "tree": "aligned", "epochs": 4}, design="dominated", fits=2000),
         P("dp_nsgd_tree mini-batch", "optimizer accounting", "dp_nsgd_tree",
-          {"batch_size": 16}, design="dominated", factor=0.25, why=_WHY_TREE),
+          {"batch_size": 16, "schedule": "constant"}, design="dominated", factor=0.25,
+          why=_WHY_TREE),
         P("dp_nsgd_tree honaker=False", "optimizer accounting", "dp_nsgd_tree",
-          {"batch_size": 16, "honaker": False}, design="dominated", factor=0.25, why=_WHY_TREE),
+          {"batch_size": 16, "schedule": "constant", "honaker": False}, design="dominated",
+          factor=0.25, why=_WHY_TREE),
         # -- accountant="pld" ---------------------------------------------------------------------
         P("dp_gdws pld", "PLD accountant", "dp_gdws", accountant="pld"),
         P("dp_gdws poisson pld", "PLD accountant", "dp_gdws", {"batch_size": 8},
@@ -302,9 +305,10 @@ def optimizer_paths():
                         ("squared_hinge", 3)):
             label = f"{name} {loss}" + (f" K={K}" if K > 1 else "")
             group = "multiclass (K = 3)" if K > 1 else "losses"
-            paths.append(P(label, group, name, params, design=design, loss=loss, n_outputs=K))
+            paths.append(P(label, group, name, params, design=design, loss=loss, n_outputs=K,
+                           fits=2000))
         paths.append(P(f"{name} sparse", "sparse input", name, params, design=design,
-                       sparse=True))
+                       sparse=True, fits=2000))
     return paths
 
 
