@@ -221,7 +221,8 @@ _WHY_LANGEVIN = (
     "the Langevin bound is loose for the last iterate: a canary whose drift is constant moves "
     "the stationary mean by S/lam against a spread sigma/sqrt(lam), 1/sqrt(2) of what the bound "
     "(rho = S^2 / (lam sigma^2)) allows, and the RDP conversion at delta 0.2 loses another 0.77: "
-    "half the noise stays within the claim for any last-iterate canary"
+    "with half the noise this canary (and every last-iterate canary we know) stays within the "
+    "claim"
 )
 _WHY_TREE = (
     "with several steps per epoch a record enters log2(M) + 1 tree nodes, all charged, and "
@@ -291,11 +292,15 @@ def optimizer_paths():
         P("dp_nag_opt pld", "PLD accountant", "dp_nag_opt", accountant="pld"),
         P("dp_nag_opt poisson uniform pld", "PLD accountant", "dp_nag_opt",
           {**_NAG_POISSON, "allocation": "uniform"}, lam=1e-4, accountant="pld"),
+        P("dp_nag_opt poisson pld (RDP reported)", "PLD accountant", "dp_nag_opt",
+          _NAG_POISSON, lam=1e-4, accountant="pld", fits=2000),
         P("dp_masg pld", "PLD accountant", "dp_masg", accountant="pld"),
         P("dp_sgld poisson pld", "PLD accountant", "dp_sgld", _SGLD_POISSON, lam=1.0,
           accountant="pld", fits=2000),
         P("dp_sgld composition pld", "PLD accountant", "dp_sgld", _SGLD_COMPOSITION,
           accountant="pld"),
+        P("dp_sgld langevin pld (RDP route)", "PLD accountant", "dp_sgld", _SGLD_LANGEVIN,
+          lam=1.0, accountant="pld", factor=0.25, why=_WHY_LANGEVIN),
         P("dp_nsgd_tree pld", "PLD accountant", "dp_nsgd_tree", _TREE_FULL,
           design="dominated", accountant="pld"),
     ]
