@@ -8,7 +8,8 @@ Two complementary tools:
   bound with Clopper-Pearson confidence (Jagielski et al. 2020; Nasr et al. 2021). A lower bound
   above the claimed epsilon proves the claim wrong. :func:`audit_estimator`,
   :func:`audit_optimizer`, with worst-case canaries from :func:`make_canary` and
-  :func:`canary_problem`;
+  :func:`canary_problem`; :func:`noise_scaled` checks that an audit is strong enough to catch a
+  given error in the noise;
 * a **record/replay sensitivity check** (gray box, after Cebere et al. 2026): the same seed on D
   and D', comparing what each noisy release received before the noise with the declared
   sensitivity, and checking that the noise and control flow do not depend on the data.
@@ -21,6 +22,7 @@ from ._auditor import AuditResult, audit_estimator, audit_optimizer
 from ._bounds import EpsilonLowerBound, clopper_pearson, epsilon_lower_bound, gaussian_epsilon, gaussian_mu
 from ._cache import memoized_accounting
 from ._canary import CanaryData, CanaryProblem, canary_direction, canary_problem, make_canary, null_neighbour
+from ._faults import noise_scaled
 from ._replay import ReplayReport, compare_replays, replay
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "canary_problem",
     "make_canary",
     "null_neighbour",
+    "noise_scaled",
     "ReplayReport",
     "compare_replays",
     "replay",

@@ -10,7 +10,7 @@ from sklearn.base import clone
 
 from ._bounds import EpsilonLowerBound, epsilon_lower_bound, gaussian_epsilon
 from ._cache import memoized_accounting
-from ._canary import canary_direction, null_neighbour
+from ._canary import canary_direction, null_neighbour, zero_row
 
 __all__ = ["AuditResult", "audit_optimizer", "audit_estimator"]
 
@@ -205,12 +205,14 @@ def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statisti
     estimator : estimator instance or callable
         An unfitted estimator (cloned for each fit with ``random_state`` set to a fresh seed), or a
         factory ``seed -> unfitted estimator``.
-    X, y : array-like
-        D, with the canary at row ``index`` (see :func:`~skdp.audit.make_canary`).
+    X, y : array-like or sparse matrix, array-like
+        D, with the canary at row ``index`` (see :func:`~skdp.audit.make_canary`). A sparse X
+        is passed to the estimator as it is (the sparse kernels are audited).
     index : int
         Row of the canary.
     neighbour : tuple (X', y') or None
-        D'. None: row ``index`` of X replaced by an all-zero row (labels unchanged). That is a
+        D'. None: row ``index`` of X replaced by an all-zero row (labels unchanged; for a
+        sparse X, the row's entries removed, in X's format). That is a
         null record of skdp's relation only without an intercept, so an estimator with
         ``fit_intercept=True`` needs an explicit neighbour (and a claim valid for it).
     n_fits : int, default=200
@@ -230,9 +232,8 @@ def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statisti
     """
     if n_fits < 4:
         raise ValueError(f"n_fits must be >= 4, got {n_fits}")
-    # the canary construction is dense; a sparse X gives the same models densified (tested in
-    # tests/test_sparse.py), and audit data sets are small
-    X = X.toarray() if sp.issparse(X) else np.asarray(X)
+    # a sparse X stays sparse: the fits then run the sparse kernels (the path audited)
+    X = X if sp.issparse(X) else np.asarray(X)
     y = np.asarray(y)
     if callable(estimator) and not hasattr(estimator, "fit"):
         factory = estimator
@@ -246,11 +247,13 @@ def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statisti
                 "with fit_intercept=True an all-zero row is not a null record (its intercept column "
                 "is not zero); audit with fit_intercept=False or pass neighbour=(X', y')"
             )
-        X_out = np.array(X, dtype=float, copy=True)
-        X_out[index] = 0.0
+        X_out = zero_row(X, index)
+        if sp.issparse(X):
+            X_out = X_out.asformat(X.format)
         neighbour = (X_out, y.copy())
     X_out, y_out = neighbour
-    x_canary, label = X[index], y[index]
+    x_canary = X[index].toarray().ravel() if sp.issparse(X) else X[index]
+    label = y[index]
     if statistic is None:
         def statistic(model):
             return _default_estimator_statistic(model, x_canary, label)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE
 
@@ -131,11 +132,23 @@ def null_neighbour(problem, index):
     Returns
     -------
     Problem
-        A copy of ``problem`` with a new X.
+        A copy of ``problem`` with a new X (a CSR matrix when X is sparse, its row's entries
+        removed).
     """
-    X = problem.X.copy()
+    return replace(problem, X=zero_row(problem.X, index))
+
+
+def zero_row(X, index):
+    """A copy of X with row ``index`` set to zero: a C-contiguous array, or a CSR matrix with
+    the row's stored entries removed when X is sparse."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X, copy=True)
+        X.data[X.indptr[index]:X.indptr[index + 1]] = 0.0
+        X.eliminate_zeros()
+        return X
+    X = np.array(X, dtype=np.float64, copy=True)
     X[index] = 0.0
-    return replace(problem, X=np.ascontiguousarray(X))
+    return np.ascontiguousarray(X)
 
 
 def canary_problem(problem, target=None, saturate=1e3):
@@ -159,16 +172,24 @@ def canary_problem(problem, target=None, saturate=1e3):
     CanaryProblem
         ``(problem, neighbour, index, column)``: D (the canary as the last row), D' (the canary
         replaced by the null record), the canary's row and the parameter row (column of X) only
-        the canary uses.
+        the canary uses. A sparse X gives sparse (CSR) designs.
     """
     X, Y = problem.X, problem.Y
     n, p = X.shape
     K = Y.shape[1]
     col = p - 1 if problem.fit_intercept else p
-    Xn = np.zeros((n + 1, p + 1))
-    Xn[:n, :col] = X[:, :col]
-    Xn[:n, col + 1:] = X[:, col:]
-    Xn[n, col] = problem.row_norm_bound
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        canary = sp.csr_matrix(([problem.row_norm_bound], ([0], [col])), shape=(1, p + 1))
+        Xn = sp.vstack([
+            sp.hstack([X[:, :col], sp.csr_matrix((n, 1)), X[:, col:]]), canary
+        ]).tocsr()
+    else:
+        Xn = np.zeros((n + 1, p + 1))
+        Xn[:n, :col] = X[:, :col]
+        Xn[:n, col + 1:] = X[:, col:]
+        Xn[n, col] = problem.row_norm_bound
+        Xn = np.ascontiguousarray(Xn)
     if target is None:
         if problem.loss.loss_id == MULTINOMIAL:
             target = np.eye(K)[0]
@@ -178,7 +199,7 @@ def canary_problem(problem, target=None, saturate=1e3):
             target = np.ones(K)
     target = np.asarray(target, dtype=float).reshape(K)
     Yn = np.vstack([Y, target[None, :]])
-    p_in = replace(problem, X=np.ascontiguousarray(Xn), Y=np.ascontiguousarray(Yn))
+    p_in = replace(problem, X=Xn, Y=np.ascontiguousarray(Yn))
     return CanaryProblem(p_in, null_neighbour(p_in, n), n, col)
 
 
@@ -211,7 +232,8 @@ def canary_direction(problem, index):
     ndarray of shape (p * K,)
     """
     K = problem.n_outputs
-    x = np.asarray(problem.X[index], dtype=float)
+    row = problem.X[index]
+    x = np.asarray(row.toarray() if sp.issparse(row) else row, dtype=float).ravel()
     s = _derivative_at_zero(problem.loss.loss_id, np.asarray(problem.Y[index], dtype=float))
     nrm = np.linalg.norm(s)
     if nrm > problem.clip:

@@ -35,7 +35,12 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         "rdp": skdp's built-in Rényi-DP accountant. "pld": dp-accounting's PLD accountant
         (``pip install "skdp[accounting]"``), where the optimizer's event supports it.
     random_state : int, RandomState, Generator or None, default=None
-        Seeds the batches and the noise. The same seed gives the same model.
+        Seeds the batches and the noise: the same seed gives the same model. The guarantee
+        holds only while the seed is secret: whoever knows an integer seed (published, logged,
+        guessable such as 0 or 42) can regenerate the noise and subtract it, and the model is
+        then not private at all. Leave it None (fresh entropy from the operating system) for a
+        model you release, or keep the seed (and a ``RandomState`` or ``Generator``'s state)
+        as secret as the data; fixed seeds are for experiments and tests.
     verbose : int, default=0
         0: silent. 1: print a one-line summary of the fit and its privacy spend. 2: also the
         privacy record (steps, sampling, sensitivity, relation) and the running total of every

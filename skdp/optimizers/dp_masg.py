@@ -58,7 +58,8 @@ class DPMASG(_AcceleratedDPOptimizer):
     allocation : {"optimal", "uniform"}, default="optimal"
     reselect_T : bool, default=True
     E0 : "auto" or float, default="auto"
-        Guess of ``F(x_0) - F*`` used only to choose T* (see DPNAGOpt).
+        Guess of ``F(x_0) - F*`` that chooses T*, and through T* each step's noise (see
+        DPNAGOpt; "auto" is data-free).
     mechanism : {"gaussian", "laplace"}, default="gaussian"
     stage_p : float >= 1, default=1
         The paper's p >= 1 in the stage length ``2^k ceil(sqrt(kappa) ln 2^(p+2))``.
@@ -68,6 +69,10 @@ class DPMASG(_AcceleratedDPOptimizer):
         Tolerance of the non-private fit (``epsilon=inf`` only; the stages are irrelevant
         without noise and the shared L-BFGS solver is used): the largest absolute gradient
         component at the solution (None: 1e-8).
+
+    ``max_iter``, ``c``, ``E0``, ``stage_p`` and ``first_stage`` set the schedule, T* and the
+    allocation of the budget: they are public and must not be derived from the private data
+    (their defaults are data-free; choosing them on the private data is a release).
 
     Notes
     -----

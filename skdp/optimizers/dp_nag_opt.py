@@ -232,19 +232,23 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
         Private fit: the largest number of noisy steps (None: 1000); the fit runs T* <= max_iter
         steps when ``reselect_T``. ``epsilon=inf``: the cap on the iterations of the non-private
         solver (None: 1000).
+        Public: it sets T*, hence every step's share of the budget; never derive it from the
+        private data.
     batch_size : None, int or float, default=None
         None: full batch. An int: the expected Poisson batch size. A float in (0, 1]: the
         Poisson sampling rate.
     c : float, default=1.0
-        Step multiplier: ``alpha = c / L`` (the theory needs ``c <= 1``).
+        Step multiplier: ``alpha = c / L`` (the theory needs ``c <= 1``). Public: the schedule,
+        T* and the allocation depend on it; never derive it from the private data.
     allocation : {"optimal", "uniform"}, default="optimal"
         How the budget is divided among the steps.
     reselect_T : bool, default=True
         Choose the number of steps T* <= max_iter that minimises the bound.
     E0 : "auto" or float, default="auto"
-        The guess of ``F(x_0) - F*`` used only to choose T* (never for the noise). "auto": the
-        data-free ``F(0)`` (``K ln 2`` logistic, ``ln K`` multinomial, ``K`` squared hinge,
-        ``clip^2 / 8`` squared).
+        The guess of ``F(x_0) - F*`` that chooses T* (and so, through T*, each step's share of
+        the budget and its noise). "auto": the data-free ``F(0)`` (``K ln 2`` logistic, ``ln K``
+        multinomial, ``K`` squared hinge, ``clip^2 / 8`` squared). Public: a value read from the
+        private data (its loss at 0, say) is a release that no record accounts for.
     mechanism : {"gaussian", "laplace"}, default="gaussian"
     tol : float > 0 or None, default=None
         Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient

@@ -1,0 +1,468 @@
+"""The non-default privacy paths a user can reach, each with a canary that can catch a 2x error.
+
+Every option that changes what a fit releases or how it is accounted has its audit here: the
+optimizer (or estimator) settings, the canary, and the noise factor that the audit is shown to
+catch (:func:`~skdp.audit.noise_scaled`). ``docs/audit.rst`` maps every parameter of the
+estimators and optimizers to these audits; ``tests/test_audit_paths.py`` runs them (small in
+the default run, full size under ``-m slow``) and ``benchmarks/bench_audit.py`` writes the
+table of the docs from the same runs (same fits, same seeds).
+
+**The budget of the audits.** A threshold test turns N fits into an epsilon lower bound of at
+most about ``log(N / 4)``. At delta = 1e-5 a Gaussian mechanism calibrated to a claim of 1 or 2
+and drawing half its noise is refuted by no threshold test of 1000 + 1000 fits; at a large delta
+the same error is: the paths are audited at ``(epsilon, delta) = (2, 0.2)`` (Gaussian) and pure
+``epsilon = 2`` (Laplace), where simulated audits of a Gaussian mechanism calibrated by the RDP
+accountant, with half its noise, give a split bound above the claim in 30 runs of 30 with
+1000 + 1000 fits. A noise or sensitivity bug moves the whole privacy profile, so it shows at
+every delta.
+
+**The canaries.** An audit has power only when what the canary changes in the released model
+is about as distinguishable as the accountant says. Three designs:
+
+* ``"standard"``: :func:`~skdp.audit.canary_problem` on 30 random rows (norm 1, intercept
+  column): the canary of norm R in a column of its own, its clipped loss derivative saturated at
+  every step (a far target for the squared loss; a small ``clip`` for the others);
+* ``"one_column"``: the canary is the only non-null record and the design has one column and no
+  intercept, so its gradient's L1 norm equals the L1 sensitivity ``sqrt(p K) G`` the Laplace
+  mechanism is calibrated for (with p > 1 a canary in one column reaches only ``G``, a
+  fraction ``1 / sqrt(p K)`` of it). One step (``max_iter=1``): basic composition of many
+  Laplace steps is far from tight;
+* ``"dominated"``: every other record pushes along one other column with a saturated
+  derivative, so the norm of the released momentum is nearly constant and dp_nsgd_tree's
+  normalised step is nearly linear in the canary's column.
+
+Settings that make an analysis tight for the last iterate are chosen where the defaults make it
+loose (for example dp_sgld's Langevin time, or enough steps that a Poisson-subsampled step has a
+large noise multiplier); each is a value a user can set. ``factor`` is the noise factor the
+full-size audit catches; it is 0.5 except where the analysis itself is loose for the last
+iterate by more than 2x, which ``why`` explains.
+"""
+
+from dataclasses import dataclass, field
+import math
+import zlib
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..losses import get_loss
+from ..optimizers import Budget, Problem, get_optimizer_class
+from ._auditor import audit_estimator, audit_optimizer
+from ._canary import CanaryProblem, canary_problem, make_canary, null_neighbour
+from ._faults import noise_scaled
+
+__all__ = [
+    "POWER_EPSILON", "POWER_DELTA", "OptimizerPath", "EstimatorPath", "optimizer_paths",
+    "estimator_paths", "run_path", "path_seeds",
+]
+
+POWER_EPSILON = 2.0
+POWER_DELTA = 0.2
+N_ROWS = 30
+
+#: The clip of the loss derivative that keeps a canary's derivative saturated for the whole run
+#: (the derivative at 0 is 0.5 logistic, 2 sqrt(K) squared hinge, sqrt((K-1)/K) multinomial).
+_SATURATING_CLIP = {"logistic": 0.1, "squared_hinge": 0.5, "multinomial": 0.2}
+
+
+@dataclass(frozen=True)
+class OptimizerPath:
+    """An optimizer-level audit of one path (see the module docstring).
+
+    Attributes
+    ----------
+    label : str
+    group : str
+        The option the path belongs to (the rows of the docs' map).
+    optimizer : str
+    params : dict
+        The optimizer's parameters.
+    design : {"standard", "one_column", "dominated"}
+    loss : str
+    n_outputs : int
+    lam : float or None
+        Regularisation (None: 1/30).
+    clip : float or None
+        Derivative clip (None: the loss's default for squared, the saturating clip otherwise).
+    sparse : bool
+        A CSR design (the sparse kernels).
+    accountant : {"rdp", "pld"}
+    factor : float
+        The noise factor the full-size audit catches.
+    why : str
+    fits : int
+        Fits on each of D and D' of the full-size audit (2000 where 1000 leave the faulty
+        bound too close to the claim to be a reliable catch).
+    """
+
+    label: str
+    group: str
+    optimizer: str
+    params: dict = field(default_factory=dict)
+    design: str = "standard"
+    loss: str = "squared"
+    n_outputs: int = 1
+    lam: float = None
+    clip: float = None
+    sparse: bool = False
+    accountant: str = "rdp"
+    factor: float = 0.5
+    why: str = ""
+    fits: int = 1000
+
+    def make_optimizer(self):
+        return get_optimizer_class(self.optimizer)(**self.params)
+
+    def budget(self):
+        return Budget(POWER_EPSILON, POWER_DELTA, self.accountant)
+
+    def canary(self):
+        """The :class:`~skdp.audit.CanaryProblem` of this path."""
+        return _DESIGNS[self.design](self)
+
+
+def _targets(loss, K, rng, n, X):
+    if loss == "squared":
+        return rng.uniform(-1.0, 1.0, size=(n, K))
+    if loss == "multinomial":
+        return np.eye(K)[rng.integers(0, K, n)]
+    if K == 1:
+        return np.where(X[:, :1] > 0, 1.0, -1.0)
+    return np.where(np.eye(K)[rng.integers(0, K, n)] > 0, 1.0, -1.0)
+
+
+def _clip(path):
+    if path.clip is not None:
+        return float(path.clip)
+    if path.loss == "squared":
+        return get_loss("squared").default_clip(path.n_outputs, 1.0)
+    return _SATURATING_CLIP[path.loss]
+
+
+def _lam(path):
+    return 1.0 / N_ROWS if path.lam is None else float(path.lam)
+
+
+def _standard(path, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N_ROWS, 2))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    X = np.hstack([X, np.ones((N_ROWS, 1))])
+    Y = _targets(path.loss, path.n_outputs, rng, N_ROWS, X)
+    base = Problem(
+        X=sp.csr_matrix(X) if path.sparse else np.ascontiguousarray(X),
+        Y=np.ascontiguousarray(Y), loss=get_loss(path.loss), lam=_lam(path),
+        row_norm_bound=math.sqrt(2.0), clip=_clip(path), fit_intercept=True,
+    )
+    return canary_problem(base, target=_saturating_target(path))
+
+
+def _saturating_target(path):
+    """The canary's target: the estimators' encoding of its label (one-hot, +1 / -1 per class)
+    or, for the squared loss, one so far that the clipped derivative stays saturated."""
+    K = path.n_outputs
+    if path.loss == "squared":
+        return np.full(K, 1e3)
+    if path.loss == "multinomial":
+        return np.eye(K)[0]
+    return 2.0 * np.eye(K)[0] - 1.0 if K > 1 else np.ones(1)
+
+
+def _one_column(path):
+    X = np.zeros((N_ROWS + 1, 1))
+    X[N_ROWS, 0] = 1.0
+    Y = np.tile(_saturating_target(path), (N_ROWS + 1, 1))
+    return _built(path, X, Y, N_ROWS, 0)
+
+
+def _dominated(path):
+    X = np.zeros((N_ROWS + 1, 2))
+    X[:N_ROWS, 0] = 1.0
+    X[N_ROWS, 1] = 1.0
+    Y = np.tile(_saturating_target(path), (N_ROWS + 1, 1))
+    return _built(path, X, Y, N_ROWS, 1)
+
+
+def _built(path, X, Y, index, column):
+    problem = Problem(
+        X=sp.csr_matrix(X) if path.sparse else X, Y=np.ascontiguousarray(Y),
+        loss=get_loss(path.loss), lam=_lam(path), row_norm_bound=1.0, clip=_clip(path),
+        fit_intercept=False,
+    )
+    return CanaryProblem(problem, null_neighbour(problem, index), index, column)
+
+
+_DESIGNS = {"standard": _standard, "one_column": _one_column, "dominated": _dominated}
+
+# Settings that give each analysis its power (public values a user can set).
+_SGLD_LANGEVIN = {"max_iter": 20}  # lam = 1: lam T = 3.3, the Langevin bound below composition
+_SGLD_COMPOSITION = {"step": 30.0, "max_iter": 1}  # step = 1/lam >= 1/beta: one Gaussian step
+_SGLD_POISSON = {"batch_size": 16, "step": 0.02, "max_iter": 40}  # lam T = 1.6, z = 3.5
+_NAG_POISSON = {"batch_size": 8, "reselect_T": False, "max_iter": 100}  # lam = 1e-4: long memory
+# dp_nsgd_tree: a constant step weighs every step's release alike, as the noise does (the linear
+# decay loses about 1 - sqrt(3/4) of the signal); a small one keeps every derivative saturated
+_TREE_FULL = {"batch_size": None, "schedule": "constant"}
+_TREE_LOSS = {**_TREE_FULL, "learning_rate": 0.01}
+_LAPLACE = {"mechanism": "laplace", "max_iter": 1}
+_NAG_FIXED_T = {"reselect_T": False, "max_iter": 10}  # few steps: the memory covers them all
+# The losses, multiclass and sparse designs: settings under which the canary's derivative stays
+# saturated for every loss (a small fixed step; a tiny update clip for the dual method) and the
+# steps are few enough for the last iterate to show them all.
+_POWERED = {
+    "dp_gdws": ({"step": 0.01}, "standard"),
+    "dp_scd": ({"batch_size": 1.0, "update_clip": 1e-5}, "standard"),
+    "dp_nag_opt": (_NAG_FIXED_T, "standard"),
+    "dp_masg": (_NAG_FIXED_T, "standard"),
+    "dp_sgld": (_SGLD_COMPOSITION, "standard"),
+    "dp_nsgd_tree": (_TREE_LOSS, "dominated"),
+}
+
+_WHY_LANGEVIN = (
+    "the Langevin bound is loose for the last iterate: a canary whose drift is constant moves "
+    "the stationary mean by S/lam against a spread sigma/sqrt(lam), 1/sqrt(2) of what the bound "
+    "(rho = S^2 / (lam sigma^2)) allows, and the RDP conversion at delta 0.2 loses another 0.77: "
+    "with half the noise this canary (and every last-iterate canary we know) stays within the "
+    "claim"
+)
+_WHY_TREE = (
+    "with several steps per epoch a record enters log2(M) + 1 tree nodes, all charged, and "
+    "the last iterate sums every prefix estimate, so their noises add up: the last iterate "
+    "shows much less than the tree releases"
+)
+
+
+
+def optimizer_paths():
+    """The optimizer-level audits, ``[OptimizerPath, ...]``."""
+    P = OptimizerPath
+    paths = [
+        # -- Poisson batches (batch_size) ------------------------------------------------------
+        P("dp_gdws poisson", "Poisson batches", "dp_gdws", {"batch_size": 8}),
+        P("dp_scd poisson (default batch)", "Poisson batches", "dp_scd"),
+        P("dp_scd full batch", "Poisson batches", "dp_scd", {"batch_size": 1.0}),
+        P("dp_nag_opt poisson", "Poisson batches", "dp_nag_opt", _NAG_POISSON, lam=1e-4),
+        P("dp_nag_opt poisson uniform", "Poisson batches", "dp_nag_opt",
+          {**_NAG_POISSON, "allocation": "uniform"}, lam=1e-4, fits=3000),
+        P("dp_masg poisson", "Poisson batches", "dp_masg", _NAG_POISSON, lam=1e-4, fits=2000),
+        P("dp_sgld poisson", "Poisson batches", "dp_sgld", _SGLD_POISSON, lam=1.0, fits=2000),
+        P("dp_nsgd_tree full batch", "Poisson batches", "dp_nsgd_tree", _TREE_FULL,
+          design="dominated"),
+        # -- Laplace mechanism (mechanism="laplace") --------------------------------------------
+        P("dp_gdws laplace", "Laplace", "dp_gdws", _LAPLACE, design="one_column"),
+        P("dp_gdws laplace poisson", "Laplace", "dp_gdws", {**_LAPLACE, "batch_size": 0.5},
+          design="one_column"),
+        P("dp_nag_opt laplace", "Laplace", "dp_nag_opt", _LAPLACE, design="one_column"),
+        P("dp_nag_opt laplace poisson", "Laplace", "dp_nag_opt",
+          {**_LAPLACE, "batch_size": 0.5}, design="one_column"),
+        P("dp_masg laplace", "Laplace", "dp_masg", _LAPLACE, design="one_column"),
+        P("dp_masg laplace poisson", "Laplace", "dp_masg", {**_LAPLACE, "batch_size": 0.5},
+          design="one_column"),
+        # -- the accountant options of the optimizers ------------------------------------------
+        P("dp_scd variant=paper", "optimizer accounting", "dp_scd",
+          {"variant": "paper", "batch_size": 1.0}, fits=2000),
+        P("dp_nag_opt allocation=uniform", "optimizer accounting", "dp_nag_opt",
+          {"allocation": "uniform"}),
+        P("dp_nag_opt reselect_T=False", "optimizer accounting", "dp_nag_opt", _NAG_FIXED_T),
+        P("dp_masg allocation=uniform", "optimizer accounting", "dp_masg",
+          {"allocation": "uniform"}),
+        P("dp_masg reselect_T=False", "optimizer accounting", "dp_masg", _NAG_FIXED_T),
+        P("dp_sgld composition (step >= 1/beta)", "optimizer accounting", "dp_sgld",
+          _SGLD_COMPOSITION),
+        P("dp_sgld langevin", "optimizer accounting", "dp_sgld", _SGLD_LANGEVIN, lam=1.0,
+          factor=0.25, why=_WHY_LANGEVIN),
+        P("dp_sgld langevin decreasing", "optimizer accounting", "dp_sgld",
+          {**_SGLD_LANGEVIN, "schedule": "decreasing"}, lam=1.0, factor=0.25, why=_WHY_LANGEVIN),
+        P("dp_sgld langevin projection", "optimizer accounting", "dp_sgld",
+          {**_SGLD_LANGEVIN, "projection": "auto"}, lam=1.0, factor=0.25, why=_WHY_LANGEVIN),
+        P("dp_sgld sigma given", "optimizer accounting", "dp_sgld",
+          {**_SGLD_COMPOSITION, "sigma": 0.3}, fits=2000),
+        P("dp_nsgd_tree tree=aligned", "optimizer accounting", "dp_nsgd_tree",
+          {**_TREE_FULL, "tree": "aligned", "epochs": 4}, design="dominated", fits=2000),
+        P("dp_nsgd_tree mini-batch", "optimizer accounting", "dp_nsgd_tree",
+          {"batch_size": 16, "schedule": "constant"}, design="dominated", factor=0.25,
+          why=_WHY_TREE),
+        P("dp_nsgd_tree honaker=False", "optimizer accounting", "dp_nsgd_tree",
+          {"batch_size": 16, "schedule": "constant", "honaker": False}, design="dominated",
+          factor=0.25, why=_WHY_TREE),
+        # -- accountant="pld" ---------------------------------------------------------------------
+        P("dp_gdws pld", "PLD accountant", "dp_gdws", accountant="pld"),
+        P("dp_gdws poisson pld", "PLD accountant", "dp_gdws", {"batch_size": 8},
+          accountant="pld"),
+        P("dp_scd pld", "PLD accountant", "dp_scd", accountant="pld"),
+        P("dp_nag_opt pld", "PLD accountant", "dp_nag_opt", accountant="pld"),
+        P("dp_nag_opt poisson uniform pld", "PLD accountant", "dp_nag_opt",
+          {**_NAG_POISSON, "allocation": "uniform"}, lam=1e-4, accountant="pld"),
+        P("dp_nag_opt poisson pld (RDP reported)", "PLD accountant", "dp_nag_opt",
+          _NAG_POISSON, lam=1e-4, accountant="pld", fits=2000),
+        P("dp_masg pld", "PLD accountant", "dp_masg", accountant="pld"),
+        P("dp_sgld poisson pld", "PLD accountant", "dp_sgld", _SGLD_POISSON, lam=1.0,
+          accountant="pld", fits=2000),
+        P("dp_sgld composition pld", "PLD accountant", "dp_sgld", _SGLD_COMPOSITION,
+          accountant="pld"),
+        P("dp_sgld langevin pld (RDP route)", "PLD accountant", "dp_sgld", _SGLD_LANGEVIN,
+          lam=1.0, accountant="pld", factor=0.25, why=_WHY_LANGEVIN),
+        P("dp_nsgd_tree pld", "PLD accountant", "dp_nsgd_tree", _TREE_FULL,
+          design="dominated", accountant="pld"),
+    ]
+    # -- every loss and multiclass (K = 3) through every optimizer, and sparse designs ----------
+    for name, (params, design) in _POWERED.items():
+        for loss, K in (("logistic", 1), ("squared_hinge", 1), ("multinomial", 3),
+                        ("squared_hinge", 3)):
+            label = f"{name} {loss}" + (f" K={K}" if K > 1 else "")
+            group = "multiclass (K = 3)" if K > 1 else "losses"
+            paths.append(P(label, group, name, params, design=design, loss=loss, n_outputs=K,
+                           fits=2000))
+        paths.append(P(f"{name} sparse", "sparse input", name, params, design=design,
+                       sparse=True, fits=2000))
+    return paths
+
+
+@dataclass(frozen=True)
+class EstimatorPath:
+    """An estimator-level audit (the estimator's own validation, encoding and clipping).
+
+    Attributes
+    ----------
+    label, group : str
+    make : callable
+        ``seed -> unfitted estimator``.
+    loss : {"logistic", "squared_hinge", "squared"}
+        The estimator's loss (multinomial for the logistic with K > 2 classes).
+    n_classes : int
+    sparse : None, "csr" or "csc"
+    factor : float
+    fits : int
+    """
+
+    label: str
+    group: str
+    make: object
+    loss: str = "logistic"
+    n_classes: int = 2
+    sparse: str = None
+    factor: float = 0.5
+    fits: int = 1000
+    why: str = ""
+
+    @property
+    def task(self):
+        return "regression" if self.loss == "squared" else "classification"
+
+    def data(self, seed=0):
+        """``(CanaryData, X)``: the data set with its canary, and X in the audited format."""
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(N_ROWS, 2))
+        X /= np.linalg.norm(X, axis=1, keepdims=True)
+        if self.task == "regression":
+            y = np.clip(X[:, 0] + 0.1 * rng.normal(size=N_ROWS), -1.0, 1.0)
+        elif self.n_classes == 2:
+            y = (X[:, 0] > 0).astype(int)
+        else:
+            y = np.argmax(X @ rng.normal(size=(2, self.n_classes)), axis=1)
+        c = make_canary(X, y, task=self.task)
+        Xa = c.X if self.sparse is None else sp.csr_matrix(c.X).asformat(self.sparse)
+        return c, Xa
+
+
+def _estimators():
+    from ..linear_model import DPLinearSVC, DPLogisticRegression, DPRidge
+    from ..optimizers.dp_gdws import DPGDWS
+
+    common = {"epsilon": POWER_EPSILON, "delta": POWER_DELTA, "fit_intercept": False}
+
+    # the classifiers' default optimizer with a small fixed step, which keeps the canary's
+    # derivative saturated (the default step moves its margin out of the clip within a few steps)
+    def logistic(optimizer=None, **kw):
+        return lambda seed: DPLogisticRegression(
+            **common, derivative_clip=0.1, optimizer=optimizer or DPGDWS(step=0.01),
+            random_state=seed, **kw)
+
+    def svc(**kw):
+        return lambda seed: DPLinearSVC(
+            **common, derivative_clip=0.5, optimizer=DPGDWS(step=0.01), random_state=seed, **kw)
+
+    def ridge(**kw):
+        return lambda seed: DPRidge(**common, derivative_clip=0.25, random_state=seed, **kw)
+
+    return logistic, svc, ridge
+
+
+def estimator_paths():
+    """The estimator-level audits, ``[EstimatorPath, ...]``."""
+    logistic, svc, ridge = _estimators()
+    E = EstimatorPath
+    return [
+        E("DPLogisticRegression (logistic)", "losses", logistic()),
+        E("DPLinearSVC (squared hinge)", "losses", svc(), loss="squared_hinge"),
+        E("DPRidge (squared)", "losses", ridge(), loss="squared"),
+        E("DPLogisticRegression K=3 (multinomial)", "multiclass (K = 3)", logistic(),
+          n_classes=3),
+        E("DPLinearSVC K=3 (one-vs-rest)", "multiclass (K = 3)", svc(), loss="squared_hinge",
+          n_classes=3),
+        E("DPLogisticRegression K=3 dp_scd", "multiclass (K = 3)", logistic(optimizer="dp_scd"),
+          n_classes=3),
+        E("DPLogisticRegression CSR", "sparse input", logistic(), sparse="csr"),
+        E("DPRidge CSC", "sparse input", ridge(), loss="squared", sparse="csc"),
+        E("DPLogisticRegression secure_mode", "secure_mode", logistic(secure_mode=True)),
+        E("DPLogisticRegression accountant=pld", "PLD accountant", logistic(accountant="pld")),
+        E("DPRidge accountant=pld", "PLD accountant", ridge(accountant="pld"), loss="squared"),
+    ]
+
+
+def _projected_score(x, label, loss):
+    """``model -> float``: the canary's margins projected on the direction its loss pulls them
+    at zero (a K-class canary moves all K margins; the class's own margin carries part of it)."""
+
+    def statistic(model):
+        k = int(np.searchsorted(model.classes_, label))
+        K = model.classes_.shape[0]
+        if loss == "multinomial":
+            u = -np.full(K, 1.0 / K)
+            u[k] += 1.0
+        else:  # one-vs-rest squared hinge: +1 for the class, -1 for the others
+            u = -np.ones(K)
+            u[k] = 1.0
+        scores = np.asarray(model.decision_function(x[None, :]), dtype=float).ravel()
+        return float(scores @ (u / np.linalg.norm(u)))
+
+    return statistic
+
+
+def path_seeds(path):
+    """The seeds of a path's real and faulty audits (stable, from its label: the tests and the
+    benchmark run the same fits)."""
+    key = zlib.crc32(path.label.encode())
+    return [11, key], [13, key]
+
+
+def run_path(path, n_fits, random_state=0, factor=1.0, method="split"):
+    """Audit ``path`` with ``n_fits`` fits on D and on D', the noise scaled by ``factor``.
+
+    Parameters
+    ----------
+    path : OptimizerPath or EstimatorPath
+    n_fits : int
+    random_state : int or sequence of int
+    factor : float, default=1.0
+        1: the real code. Otherwise the fits run under :func:`~skdp.audit.noise_scaled`.
+    method : {"split", "best"}
+
+    Returns
+    -------
+    AuditResult
+    """
+    if factor != 1.0:
+        with noise_scaled(factor):
+            return run_path(path, n_fits, random_state, 1.0, method)
+    if isinstance(path, OptimizerPath):
+        c = path.canary()
+        return audit_optimizer(path.make_optimizer(), c.problem, path.budget(), c.index,
+                               neighbour=c.neighbour, n_fits=n_fits, method=method,
+                               random_state=random_state)
+    c, X = path.data()
+    statistic = None
+    if path.n_classes > 2:
+        loss = "multinomial" if path.loss == "logistic" else path.loss
+        statistic = _projected_score(c.x, c.label, loss)
+    return audit_estimator(path.make, X, c.y, c.index, n_fits=n_fits, statistic=statistic,
+                           method=method, random_state=random_state)
