@@ -116,7 +116,7 @@ OPTIONS = {
                 "public": {"max_iter"}, "nonprivate": {"tol"}, "unaudited": {"accountant"}},
     "dp_nsgd_tree": {"analysis": {"batch_size", "tree", "honaker"},
                      "public": {"epochs", "momentum", "learning_rate", "schedule"},
-                     "nonprivate": {"tol"}},
+                     "nonprivate": {"tol", "max_iter"}},
 }
 
 
