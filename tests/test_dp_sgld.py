@@ -239,7 +239,8 @@ def test_unproven_ryffel2022_accountant_is_refused():
     for bs in (None, 64, 0.1):
         with pytest.raises(ValueError, match="'auto'.*ryffel2022.*not proven"):
             DPLogisticRegression(
-                optimizer=DPSGLD(batch_size=bs, accountant="ryffel2022", max_iter=5)
+                optimizer=DPSGLD(batch_size=bs, accountant="ryffel2022", max_iter=5),
+                data_norm=1.0,
             ).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error", UserWarning)

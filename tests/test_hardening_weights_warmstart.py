@@ -45,6 +45,8 @@ from skdp.optimizers import Budget, Problem, available_optimizers, get_optimizer
 from skdp.privacy import NonPrivateEvent
 
 DELTA = 1e-5
+#: The public bounds these tests were written for (the estimators default to private ones).
+PUBLIC = {"data_norm": 1.0, "intercept_scaling": 1.0}
 BOUNDS = (-100.0, 100.0)  # the canary's target 100 keeps its residual clipped at every step
 WARM_OPTIMIZERS = [n for n in available_optimizers() if get_optimizer_class(n).supports_warm_start]
 
@@ -69,7 +71,7 @@ def test_no_weights_are_ones_clipped_to_a_bound_below_one(name):
     """``sample_weight=None`` is ``np.ones(n)``, clipped to ``max_sample_weight`` like any weight
     (before the fix the rows kept weight 1 while the noise was scaled for 0.25)."""
     X, y = _data()
-    est = DPLogisticRegression(optimizer=name, max_sample_weight=0.25, random_state=3)
+    est = DPLogisticRegression(**PUBLIC, optimizer=name, max_sample_weight=0.25, random_state=3)
     a = clone(est).fit(X, y)
     b = clone(est).fit(X, y, sample_weight=np.ones(len(y)))
     c = clone(est).fit(X, y, sample_weight=np.full(len(y), 0.25))
@@ -85,7 +87,7 @@ def test_no_weights_below_one_without_privacy_is_the_weighted_objective():
 
     X, y = _data()
     est = DPLogisticRegression(epsilon=np.inf, optimizer="dp_gdws", max_sample_weight=0.25,
-                               C=2.0, data_norm=10.0).fit(X, y)
+                               C=2.0, data_norm=10.0, intercept_scaling=1.0).fit(X, y)
     ref = LogisticRegression(C=0.5, fit_intercept=False, tol=1e-10, max_iter=10000)
     ref.fit(np.hstack([X, np.ones((len(y), 1))]), y)  # skdp regularises the intercept column
     np.testing.assert_allclose(est.coef_.ravel(), ref.coef_.ravel()[:-1], atol=1e-4)
@@ -127,7 +129,7 @@ class _FitChain:
 
 def _ridge(name, **params):
     return DPRidge(delta=DELTA, optimizer=name, fit_intercept=False, derivative_clip=0.25,
-                   y_bounds=BOUNDS, **params)
+                   y_bounds=BOUNDS, **{"data_norm": 1.0, **params})
 
 
 def _canary():
@@ -259,7 +261,7 @@ def _chain_events(est):
 @pytest.mark.parametrize("name", WARM_OPTIMIZERS)
 def test_warm_start_chain_reports_the_composition_of_its_fits(name):
     X, y = _data()
-    est = DPLogisticRegression(epsilon=0.5, delta=DELTA, optimizer=name, warm_start=True,
+    est = DPLogisticRegression(**PUBLIC, epsilon=0.5, delta=DELTA, optimizer=name, warm_start=True,
                                random_state=0)
     with PrivacyLedger(delta=DELTA) as ledger:
         est.fit(X, y)
@@ -289,7 +291,7 @@ def test_warm_start_chain_reports_the_composition_of_its_fits(name):
 
 def test_warm_start_chain_uses_the_fits_accountant():
     X, y = _data()
-    est = DPLogisticRegression(epsilon=0.5, delta=DELTA, optimizer=DPGDWS(max_iter=10),
+    est = DPLogisticRegression(**PUBLIC, epsilon=0.5, delta=DELTA, optimizer=DPGDWS(max_iter=10),
                                warm_start=True, accountant="pld", random_state=0)
     est.fit(X, y).fit(X, y)
     composed = compute_epsilon(skdp.compose(_chain_events(est)), DELTA, "pld")
@@ -299,7 +301,7 @@ def test_warm_start_chain_uses_the_fits_accountant():
 
 def test_warm_start_from_a_nonprivate_model_is_not_private():
     X, y = _data()
-    est = DPLogisticRegression(epsilon=np.inf, optimizer="dp_gdws", warm_start=True,
+    est = DPLogisticRegression(**PUBLIC, epsilon=np.inf, optimizer="dp_gdws", warm_start=True,
                                random_state=0).fit(X, y)
     with pytest.warns(UserWarning, match="warm-started from a model that is not private"):
         est.set_params(epsilon=0.05).fit(X, y)
@@ -315,7 +317,7 @@ def test_warm_start_from_a_nonprivate_model_is_not_private():
 def test_warm_start_from_coefficients_set_by_hand_is_not_private():
     """A start that no skdp fit released has an unknown origin: it counts as non-private."""
     X, y = _data()
-    est = DPLogisticRegression(optimizer="dp_gdws", warm_start=True, random_state=0)
+    est = DPLogisticRegression(**PUBLIC, optimizer="dp_gdws", warm_start=True, random_state=0)
     est.coef_, est.intercept_ = np.ones((1, X.shape[1])), np.zeros(1)
     with pytest.warns(UserWarning, match="not private"):
         est.fit(X, y)
@@ -324,7 +326,7 @@ def test_warm_start_from_coefficients_set_by_hand_is_not_private():
 
 def test_warm_start_at_epsilon_inf_is_silent():
     X, y = _data()
-    est = DPLogisticRegression(epsilon=np.inf, optimizer="dp_gdws", warm_start=True).fit(X, y)
+    est = DPLogisticRegression(**PUBLIC, epsilon=np.inf, optimizer="dp_gdws", warm_start=True).fit(X, y)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         est.fit(X, y)
@@ -382,9 +384,9 @@ def test_large_audit_warm_start_chains(name, start):
 def test_remaining_of_a_ledger_without_ceiling_refuses_to_hand_out_infinity():
     X, y = _data()
     ledger = PrivacyLedger()
-    DPLogisticRegression(epsilon=0.5, ledger=ledger, random_state=0).fit(X, y)
+    DPLogisticRegression(**PUBLIC, epsilon=0.5, ledger=ledger, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="no ceiling"):
-        DPLogisticRegression(epsilon=ledger.remaining())
+        DPLogisticRegression(**PUBLIC, epsilon=ledger.remaining())
     assert ledger.spent() <= 0.5 + 1e-9  # the total is still there
 
 
@@ -392,7 +394,7 @@ def test_remaining_with_a_ceiling():
     X, y = _data()
     ledger = PrivacyLedger(epsilon=3.0, delta=DELTA)
     assert ledger.remaining() == 3.0
-    DPLogisticRegression(epsilon=1.0, delta=1e-7, ledger=ledger, random_state=0).fit(X, y)
+    DPLogisticRegression(**PUBLIC, epsilon=1.0, delta=1e-7, ledger=ledger, random_state=0).fit(X, y)
     assert ledger.remaining() == pytest.approx(3.0 - ledger.spent(), rel=1e-12)
     assert 1.0 < ledger.remaining() < 3.0
 
@@ -401,7 +403,7 @@ def test_nonprivate_fit_charged_to_a_ledger_warns():
     X, y = _data()
     with PrivacyLedger() as ledger:
         with pytest.warns(UserWarning, match="epsilon=inf"):
-            DPLogisticRegression(epsilon=np.inf).fit(X, y)
+            DPLogisticRegression(**PUBLIC, epsilon=np.inf).fit(X, y)
     assert ledger.spent() == math.inf
 
 
@@ -411,5 +413,5 @@ def test_nonprivate_reference_fit_is_silent():
     X, y = _data()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        est = DPLogisticRegression(epsilon=np.inf).fit(X, y)
+        est = DPLogisticRegression(**PUBLIC, epsilon=np.inf).fit(X, y)
     assert est.epsilon_ == math.inf

@@ -62,7 +62,10 @@ def test_classifiers_train_with_public_bounds(cls_name, name):
 def _nonprivate(cls, name):
     # Tight solver tolerance: the equivalence checks compare predictions at rtol 1e-7.
     optimizer = resolve_optimizer(name).set_params(tol=1e-12)
-    return cls(epsilon=np.inf, optimizer=optimizer, max_sample_weight=5.0, random_state=0)
+    # Public bounds: the "auto" intercept column at epsilon=inf is the (unweighted) median row
+    # norm, which differs between repeated rows and integer weights.
+    return cls(epsilon=np.inf, optimizer=optimizer, max_sample_weight=5.0, random_state=0,
+               data_norm=1.0, intercept_scaling=1.0)
 
 
 def _check_name(check):
