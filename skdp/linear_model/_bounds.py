@@ -253,11 +253,13 @@ class PrivateFit:
         if not _is_zcdp_within(result.record.event, rho):
             name = getattr(optimizer, "name", None) or type(optimizer).__name__
             raise ValueError(
-                f"{name} in this configuration (mini-batches or Laplace noise) has a privacy "
+                f"{name} in this configuration (mini-batches, Laplace noise, or an option whose "
+                "accounting reads the problem's constants) has a privacy "
                 "event that depends on the bounds estimated privately inside the fit and is not "
                 "zCDP, so the two cannot be composed into one proven guarantee; nothing was "
                 "released. Give public bounds (data_norm=<number>, and y_bounds for DPRidge), "
-                "use the optimizer in full batch, or use dp_gdws, dp_scd or dp_nsgd_tree"
+                "use the optimizer in full batch, or use dp_gdws, dp_scd (variant='secret_dual') or "
+                "dp_nsgd_tree"
             )
         composed = ComposedEvent(tuple(self.events) + (ZCDPEvent(rho),))
         result.extras["_skdp_last_progress"] = last
