@@ -127,6 +127,9 @@ def _run(obj):
 class _NotAParameter:
     """A value of a type no parameter accepts."""
 
+    def __repr__(self):  # a stable test id (pytest-xdist workers must collect the same ids)
+        return "NotAParameter()"
+
 
 def _invalid_values(constraints):
     """A wrong-type value, and one out-of-range value per Interval / StrOptions constraint
@@ -145,7 +148,7 @@ def _invalid_values(constraints):
 
 
 PARAM_CASES = [
-    pytest.param(cls, name, kind, value, id=f"{cls.__name__}-{name}-{kind}-{value!r}"[:120])
+    pytest.param(cls, name, kind, value, id=f"{cls.__name__}-{name}-{kind}")
     for cls in CLASSES
     for name, constraints in sorted(getattr(cls, "_parameter_constraints", {}).items())
     for kind, value in _invalid_values(constraints)
