@@ -30,7 +30,8 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import _num_samples
 
 from ._validation import OPEN_UNIT, POSITIVE_OR_INF, check_delta, check_epsilon
-from .ledger import PrivacyLedger, _suspended, active_ledgers, charge, ledgers_to_charge, precheck
+from .ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge
+from .ledger import ledgers_to_charge, precheck
 from .linear_model._base import DPLinearModel
 from .linear_model._bounds import PipelinePlan
 from .preprocessing._step import PrivateStepMixin, StepBudget
@@ -261,7 +262,7 @@ def _events(fitted_step):
     ]
 
 
-class PrivatePipeline(Pipeline):
+class PrivatePipeline(LedgerCarrierMixin, Pipeline):
     """A scikit-learn ``Pipeline`` whose private steps share one (epsilon, delta) budget.
 
     Parameters
@@ -350,7 +351,7 @@ class PrivatePipeline(Pipeline):
         return shares
 
     def _ledgers(self):
-        ledgers = ledgers_to_charge(self.ledger, getattr(self, "_skdp_context_ledgers", ()))
+        ledgers = ledgers_to_charge(self.ledger, self._carried_ledgers())
         for _, step in self.steps:
             for _, leaf in _leaves(step, "x"):
                 own = getattr(leaf, "ledger", None)
@@ -443,22 +444,6 @@ class PrivatePipeline(Pipeline):
         """Fit under the pipeline's budget, then predict X."""
         self.fit(X, y, **params)
         return self.predict(X)
-
-    # -- ledgers across processes and clones (as the estimators) ----------------------------------
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        state.pop("_skdp_context_ledgers", None)
-        active = active_ledgers()
-        if active:
-            state["_skdp_context_ledgers"] = tuple(active)
-        return state
-
-    def __sklearn_clone__(self):
-        new = super().__sklearn_clone__()
-        carried = getattr(self, "_skdp_context_ledgers", None)
-        if carried:
-            new._skdp_context_ledgers = carried
-        return new
 
     def __sklearn_is_fitted__(self):
         return hasattr(self, "dp_event_")

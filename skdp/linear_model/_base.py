@@ -18,12 +18,12 @@ from sklearn.utils._param_validation import StrOptions
 from .._rows import clip_limit, clip_sparse_rows, row_norms
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
-    check_delta, check_epsilon, check_positive, make_generator,
+    check_delta, check_epsilon, check_positive,
 )
 from ..ledger import _composed_epsilon as composed_epsilon
-from ..ledger import LedgerCarrierMixin, PrivacyLedger, charge, ledgers_to_charge, precheck
+from ..ledger import LedgerCarrierMixin, PrivacyLedger, charge
 from ..optimizers import (
-    OPTIMIZER_NAMES, Budget, DPOptimizer, Problem, get_optimizer_class, resolve_optimizer,
+    OPTIMIZER_NAMES, DPOptimizer, Problem, get_optimizer_class, resolve_optimizer,
 )
 from ..optimizers._base import nonprivate_record
 from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord

@@ -123,7 +123,7 @@ class PrivateFit:
         self.private = math.isfinite(self.epsilon)
         self.rho = zcdp_budget(self.epsilon, self.delta) if self.private else math.inf
         self.ledgers = ledgers_to_charge(
-            getattr(estimator, "ledger", None), getattr(estimator, "_skdp_context_ledgers", ())
+            getattr(estimator, "ledger", None), estimator._carried_ledgers()
         )
         self.source = type(estimator).__name__
         self.accountant = estimator.accountant

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 
 from .._validation import check_delta, check_epsilon, make_generator
-from ..ledger import active_ledgers, charge, ledgers_to_charge, precheck
+from ..ledger import LedgerCarrierMixin, charge, ledgers_to_charge, precheck
 from ..privacy import NonPrivateEvent, PrivacyRecord, compute_epsilon
 from ..privacy.split import zcdp_budget
 
@@ -32,7 +32,7 @@ class StepBudget:
     stream: int = 1
 
 
-class PrivateStepMixin:
+class PrivateStepMixin(LedgerCarrierMixin):
     """Mixin of the private transformers (budget, generator, record, ledgers, clone/pickle)."""
 
     #: Marks a step that learns its state privately (see skdp.pipeline).
@@ -46,7 +46,7 @@ class PrivateStepMixin:
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta, n_samples)
         ledgers = ledgers_to_charge(
-            getattr(self, "ledger", None), getattr(self, "_skdp_context_ledgers", ())
+            getattr(self, "ledger", None), self._carried_ledgers()
         )
         precheck(ledgers, epsilon, delta, type(self).__name__)
         if not math.isfinite(epsilon):
@@ -86,20 +86,11 @@ class PrivateStepMixin:
         self.privacy_record_ = record
 
     # -- clones and pickles carry the pipeline's budget and the open ledgers (as the estimators)
-    def __getstate__(self):
-        state = dict(super().__getstate__())
-        state.pop("_skdp_context_ledgers", None)
-        active = active_ledgers()
-        if active:
-            state["_skdp_context_ledgers"] = tuple(active)
-        return state
-
     def __sklearn_clone__(self):
         # A ColumnTransformer fits clones of its transformers: the budget a PrivatePipeline set
         # for this fit must reach them (it is removed again when the pipeline's fit ends).
-        new = super().__sklearn_clone__()
-        for attr in ("_skdp_budget", "_skdp_context_ledgers"):
-            value = getattr(self, attr, None)
-            if value is not None:
-                setattr(new, attr, value)
+        new = super().__sklearn_clone__()  # LedgerCarrierMixin carries the open ledgers
+        budget = getattr(self, "_skdp_budget", None)
+        if budget is not None:
+            new._skdp_budget = budget
         return new
