@@ -2,7 +2,7 @@
 
 The released momentum is ``m_hat_t = m_t + noise_t``: the exact momentum ``m_t`` (ordinary
 recursion) plus the noise the tree-aggregated node values carry, which only depends on the node
-noises. ``noise_t`` is streamed (spec section 5.1): with ``xi[l]`` the noise of the last completed
+noises. ``noise_t`` is streamed (Tran & Cutkosky 2022, tree aggregation): with ``xi[l]`` the noise of the last completed
 node at level l and ``k`` the number of trailing zeros of the step ``tau`` (the node completing at
 ``tau`` that enters the prefix is at level k, ``[tau - 2^k + 1, tau]``),
 

@@ -29,7 +29,7 @@ from ._tree_kernels import N_STATE, nsgd_tree_epoch
 
 __all__ = ["DPNSGDTree"]
 
-#: Steps per epoch of ``batch_size="auto"`` (spec section 3.2: 8 and 32 were best on Adult).
+#: Steps per epoch of ``batch_size="auto"`` (8 and 32 were best on Adult; docs/optimizers/dp_nsgd_tree.rst).
 AUTO_STEPS_PER_EPOCH = 16
 
 def _trailing_zeros(t):
