@@ -85,8 +85,8 @@ class DPSCD(DPOptimizer):
         itself.
     update_clip : "auto" or float > 0, default="auto"
         Bound on the L2 norm of one example's dual update (the paper's C). "auto" (a heuristic
-        from public quantities, see docs/optimizers/dp_scd.rst): ``2e-3 * lam * n`` times the dual scale of the
-        loss (1 for the logistic losses and the squared hinge, ``tau / 2`` for the squared loss,
+        from public quantities, see docs/optimizers/dp_scd.rst): ``2e-3 * lam * n`` times the
+        dual scale of the loss (1 for the logistic losses and the squared hinge, ``tau / 2`` for the squared loss,
         where tau is the public residual bound), capped at the largest possible update.
     variant : {"secret_dual", "paper"}, default="secret_dual"
     newton_steps : int, default=1
