@@ -368,7 +368,10 @@ def _estimators():
     from ..linear_model import DPLinearSVC, DPLogisticRegression, DPRidge
     from ..optimizers.dp_gdws import DPGDWS
 
-    common = {"epsilon": POWER_EPSILON, "delta": POWER_DELTA, "fit_intercept": False}
+    # public bounds (the canary's rows have norm <= 1, its targets lie in [-1, 1]): these audits
+    # are of the optimizers' paths; the private bounds have audits of their own
+    common = {"epsilon": POWER_EPSILON, "delta": POWER_DELTA, "fit_intercept": False,
+              "data_norm": 1.0}
 
     # the classifiers' default optimizer with a small fixed step, which keeps the canary's
     # derivative saturated (the default step moves its margin out of the clip within a few steps)
@@ -382,7 +385,8 @@ def _estimators():
             **common, derivative_clip=0.5, optimizer=DPGDWS(step=0.01), random_state=seed, **kw)
 
     def ridge(**kw):
-        return lambda seed: DPRidge(**common, derivative_clip=0.25, random_state=seed, **kw)
+        return lambda seed: DPRidge(**common, derivative_clip=0.25, random_state=seed,
+                                    **{"y_bounds": (-1.0, 1.0), **kw})
 
     return logistic, svc, ridge
 
