@@ -137,15 +137,9 @@ def load_wine_quality(data_dir=None, normalize_rows=True, test_size=0.25, random
 
     Features standardised with training statistics, rows scaled to unit norm.
     """
-    from sklearn.model_selection import train_test_split
     from sklearn.preprocessing import StandardScaler
 
-    d = find_data_dir(data_dir, ("winequality-white.csv",))
-    if d is None:
-        raise FileNotFoundError("winequality-white.csv not found (set SKDP_DATA_DIR)")
-    data = np.loadtxt(d / "winequality-white.csv", delimiter=",")
-    X, y = data[:, :-1], data[:, -1]
-    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_size, random_state=random_state)
+    X_tr, y_tr, X_te, y_te = load_wine_frame(data_dir, test_size, random_state)
     scaler = StandardScaler().fit(X_tr)
     X_tr, X_te = scaler.transform(X_tr), scaler.transform(X_te)
     if normalize_rows:

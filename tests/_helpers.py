@@ -111,3 +111,16 @@ def relative_objective_gap(kind, est, X, y, reg=1.0):
 #: scikit-learn checks that a private fit fails by design (the public list, see
 #: skdp.estimator_checks and tests/test_sklearn_checks.py).
 PRIVATE_ONLY_FAILURES = PRIVATE_FIT_FAILURES
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fast_accounting():
+    """Memoised accounting for a module of audits (every optimizer class imported first, so
+    that their accounting functions are the memoised ones)."""
+    from skdp.audit import memoized_accounting
+    from skdp.optimizers import available_optimizers, get_optimizer_class
+
+    for name in available_optimizers():
+        get_optimizer_class(name)
+    with memoized_accounting():
+        yield

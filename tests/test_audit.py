@@ -12,6 +12,8 @@ import math
 
 import numpy as np
 import pytest
+
+from ._helpers import fast_accounting  # noqa: F401 (autouse: memoised accounting for this module)
 from scipy import stats
 
 import skdp.linear_model._base as estimator_base
@@ -38,12 +40,6 @@ OPTIMIZERS = available_optimizers()
 DELTA = 1e-5
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _fast_accounting():
-    for name in OPTIMIZERS:
-        get_optimizer_class(name)
-    with memoized_accounting():
-        yield
 
 
 # -- the statistics ---------------------------------------------------------------------------------

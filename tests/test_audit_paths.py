@@ -16,7 +16,8 @@ full size, real and faulty (the rows of the table in docs/audit.rst, with the sa
 import numpy as np
 import pytest
 
-from skdp.audit import memoized_accounting
+from ._helpers import fast_accounting  # noqa: F401 (autouse: memoised accounting for this module)
+
 from skdp.audit._faults import NOISE_DECISIONS, noise_scaled
 from skdp.audit._paths import (
     POWER_DELTA,
@@ -35,12 +36,6 @@ PATHS = optimizer_paths() + estimator_paths()
 SMALL_FITS = 100  # per side, in the default run
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _fast_accounting():
-    for name in OPTIMIZERS:
-        get_optimizer_class(name)
-    with memoized_accounting():
-        yield
 
 
 def _uses_pld(path):
