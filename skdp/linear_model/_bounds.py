@@ -319,7 +319,9 @@ def resolve_data_norm(param, X, fit, sample_weight=None):
     ``intercept_scaling="auto"`` takes.
 
     The bound is the public number given, the pipeline's public bound, the exact largest norm
-    of the rows of positive ``sample_weight`` (epsilon = inf), or ``DATA_NORM_FACTOR`` times a private median norm; the typical norm is
+    of the rows of positive ``sample_weight`` (epsilon = inf), or ``DATA_NORM_FACTOR`` times a
+    private median norm (which counts every row once: a weight is not a number of repeats here,
+    since a weighted count would have sensitivity ``max_sample_weight``); the typical norm is
     that private median when there is one (an intercept column of the size of a typical row
     keeps the dual and momentum methods balanced), the bound otherwise.
     """
@@ -356,8 +358,9 @@ def check_y_bounds(param):
 
 def resolve_y_bounds(param, y, fit, sample_weight=None):
     """The target bounds a ridge fit uses: the public pair given, the exact range of y
-    (epsilon = inf), or the private median of y plus or minus ``Y_BOUNDS_MAD_FACTOR`` private
-    median absolute deviations."""
+    (epsilon = inf, over the records of positive ``sample_weight``), or the private median of y
+    plus or minus ``Y_BOUNDS_MAD_FACTOR`` private median absolute deviations (unweighted, as
+    for :func:`resolve_data_norm`)."""
     bounds = check_y_bounds(param)
     if bounds != "auto":
         return bounds

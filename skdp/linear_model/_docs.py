@@ -23,9 +23,10 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
     data_norm : float > 0 or "auto", default="auto"
         Bound on the L2 norm of a row of X: rows are scaled down to it (in a copy) before the
         fit. A number is a public bound (free; it must not be derived from the private data).
-        "auto": 1.5 times the private median row norm, for 10% of the fit's zCDP budget, included in
-        ``epsilon_`` (see :ref:`raw_data`); inside a :class:`skdp.pipeline.PrivatePipeline`
-        whose steps bound their output, that public bound; the largest row norm at
+        "auto": 1.5 times the private median row norm (every row counted once, whatever its
+        ``sample_weight``), for 10% of the fit's zCDP budget, included in ``epsilon_`` (see
+        :ref:`raw_data`); inside a :class:`skdp.pipeline.PrivatePipeline` whose steps bound
+        their output, that public bound; the largest norm of the rows of positive weight at
         ``epsilon=np.inf``. The value used is ``data_norm_``.
     derivative_clip : float > 0 or "auto", default="auto"
         Bound on the L2 norm of the per-example derivative of the loss in the margins, so that a

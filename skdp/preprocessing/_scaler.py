@@ -34,8 +34,10 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     Reliability: the ``2 * n_features`` quantiles share the budget, and a quartile needs about
     ``n * epsilon_q / 4 >= 18`` records (:func:`skdp.privacy.quantiles.is_reliable`); the fit
     warns when that fails. At epsilon 1 with the default pipeline share (10%) that is about 3,600
-    records for 30 features and 1,600 for 6: scale few columns privately, and give public
-    bounds for the others when they are known.
+    records for 30 features and 1,600 for 6 (about ``650 * sqrt(n_features)``): scale few
+    columns privately, and give public bounds for the others when they are known. With fewer
+    rows, leave the features unscaled and let the estimator's ``data_norm="auto"`` (one private
+    median for all features) bound the rows: see :ref:`raw_data`.
 
     A feature whose two quantiles coincide (a spike, such as a mostly-zero "capital gain") gets
     the grid cell above the spike as its spread: the output is then close to an indicator of
