@@ -371,3 +371,27 @@ def test_subsampled_event_that_depends_on_the_released_bound_is_refused(name):
     # with a public bound the same optimizer fits (nothing depends on a release)
     clf = DPLogisticRegression(optimizer=opt, data_norm=200.0, random_state=0).fit(X, y)
     assert clf.epsilon_ <= 1.0
+
+
+def test_sample_weights_in_the_automatic_bounds():
+    """As documented (docs/user_guide/raw_data.rst, "Sample weights"): at epsilon = inf the
+    exact bounds are over the records of positive weight; the private medians count every
+    record once, whatever its weight (a weighted count would have sensitivity
+    max_sample_weight)."""
+    X_tr, _, y_tr, _ = _raw_diabetes()
+    norms = np.linalg.norm(X_tr, axis=1)
+    w = np.ones(len(y_tr))
+    w[np.argmax(norms)] = 0.0  # the largest row and the largest target do not take part
+    w[np.argmax(y_tr)] = 0.0
+    exact = DPRidge(epsilon=np.inf).fit(X_tr, y_tr, sample_weight=w)
+    kept = w > 0
+    assert exact.data_norm_ == pytest.approx(norms[kept].max()) and exact.data_norm_ < norms.max()
+    assert exact.y_bounds_ == (y_tr[kept].min(), y_tr[kept].max())
+    uneven = np.where(np.arange(len(y_tr)) % 2 == 0, 1.0, 0.1)
+    for seed in range(2):
+        plain = DPRidge(epsilon=1.0, delta=DELTA, random_state=seed).fit(X_tr, y_tr)
+        weighted = DPRidge(epsilon=1.0, delta=DELTA, random_state=seed).fit(
+            X_tr, y_tr, sample_weight=uneven
+        )
+        assert weighted.data_norm_ == plain.data_norm_
+        assert weighted.y_bounds_ == plain.y_bounds_
