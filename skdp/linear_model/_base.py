@@ -83,7 +83,7 @@ def clip_rows(X, data_norm, intercept_scaling=None):
     p = d + (intercept_scaling is not None)
     out = np.empty((n, p), dtype=np.float64)
     norms = row_norms(X)  # no overflow for huge entries (a row of 1e200 is clipped, not zeroed)
-    limit = clip_limit(float(data_norm), d)
+    limit = clip_limit.py_func(float(data_norm), d)  # same arithmetic, nothing to compile
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(norms > limit, limit / norms, 1.0)
     np.multiply(X, factor[:, None], out=out[:, :d])
