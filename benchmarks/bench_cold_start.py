@@ -107,26 +107,28 @@ print(json.dumps({"import": t_import, "first": first, "compile": c_first, "secon
 """
 
 
-def run_case(expr, kind, cache):
-    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(ROOT))
+def run_case(expr, kind, cache, root=ROOT):
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache, PYTHONPATH=str(root))
     out = subprocess.run([sys.executable, "-c", _CHILD, expr, kind], env=env, capture_output=True,
-                         text=True, cwd=ROOT)
+                         text=True, cwd=root)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def import_time(module, repeat):
-    """Minimum over fresh processes of the cumulative ``-X importtime`` of ``module`` (s)."""
+def import_time(module, repeat, root=ROOT):
+    """Minimum over fresh processes of the cumulative ``-X importtime`` of ``module`` and its
+    parent packages (s); interpreter start-up excluded."""
     best = float("inf")
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = dict(os.environ, PYTHONPATH=str(root))
     for _ in range(repeat):
         err = subprocess.run([sys.executable, "-X", "importtime", "-c", f"import {module}"],
-                             capture_output=True, text=True, env=env, cwd=ROOT).stderr
+                             capture_output=True, text=True, env=env, cwd=root).stderr
         total = 0
         for line in err.splitlines():
             m = re.match(r"import time:\s+(\d+) \|\s+(\d+) \|(\s*)(\S+)", line)
-            if m and len(m.group(3)) == 1:  # top-level imports only (cumulative)
+            # the module and its parent packages, at top level: each line is cumulative
+            if m and len(m.group(3)) == 1 and module.startswith(m.group(4)):
                 total += int(m.group(2))
         best = min(best, total / 1e6)
     return best
@@ -137,31 +139,38 @@ def main():
     ap.add_argument("--repeat", type=int, default=3, help="fresh processes for the import times")
     ap.add_argument("--label", default="after", help="column set this run fills (before/after)")
     ap.add_argument("--cases", default="", help="comma-separated subset of the cases")
+    ap.add_argument("--root", default=str(ROOT),
+                    help="source tree whose skdp is measured (e.g. an export of the old commit)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
+    root = Path(args.root)
     names = [c for c in CASES if not args.cases or c in args.cases.split(",")]
-    res = {"import": {"skdp": import_time("skdp", args.repeat),
-                      "sklearn.linear_model": import_time("sklearn.linear_model", args.repeat)},
+    res = {"import": {"skdp": import_time("skdp", args.repeat, root),
+                      "sklearn.linear_model": import_time("sklearn.linear_model", args.repeat,
+                                                          root)},
            "cases": {}}
     print(f"import skdp {res['import']['skdp']:.3f} s, sklearn.linear_model "
           f"{res['import']['sklearn.linear_model']:.3f} s", flush=True)
     for name in names:
         expr, kind = CASES[name]
         with tempfile.TemporaryDirectory() as cache:
-            cold = run_case(expr, kind, cache)
-            warm = run_case(expr, kind, cache)
+            cold = run_case(expr, kind, cache, root)
+            warm = run_case(expr, kind, cache, root)
         res["cases"][name] = {"cold": cold, "warm": warm}
         top = sorted(cold["signatures"].items(), key=lambda kv: -kv[1])[:4]
         print(f"{name}: first fit {cold['first']:.2f} s (compile {cold['compile']:.2f} s), "
               f"second {cold['second']:.3f} s, warm-cache first {warm['first']:.2f} s; "
               f"{len(cold['signatures'])} dispatchers, {sum(cold['signatures'].values())} "
               f"specialisations {top}", flush=True)
-    if args.no_write:
-        return
+        if not args.no_write:  # after each case: a long run cut short keeps what it measured
+            save(args.label, res)
+
+
+def save(label, res):
     RESULTS.mkdir(exist_ok=True)
     store = RESULTS / "cold_start.json"
     allres = json.loads(store.read_text()) if store.exists() else {}
-    allres[args.label] = res
+    allres[label] = res
     store.write_text(json.dumps(allres, indent=1))
     write(allres)
 
