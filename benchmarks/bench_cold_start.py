@@ -1,6 +1,6 @@
 """Cold start: ``import skdp`` and the first fit in a fresh process with an empty numba cache.
 
-Run: ``python benchmarks/bench_cold_start.py [--repeat 3] [--label after] [--cases a,b]``.
+Run: ``python benchmarks/bench_cold_start.py [--repeat 3] [--label after] [--cases "a;b"]``.
 Writes ``benchmarks/results/cold_start.md`` (and ``cold_start.json``, keyed by ``--label`` so a
 "before" and an "after" run sit side by side in one table).
 
@@ -138,13 +138,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeat", type=int, default=3, help="fresh processes for the import times")
     ap.add_argument("--label", default="after", help="column set this run fills (before/after)")
-    ap.add_argument("--cases", default="", help="comma-separated subset of the cases")
+    ap.add_argument("--cases", default="", help="semicolon-separated subset of the cases")
     ap.add_argument("--root", default=str(ROOT),
                     help="source tree whose skdp is measured (e.g. an export of the old commit)")
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     root = Path(args.root)
-    names = [c for c in CASES if not args.cases or c in args.cases.split(",")]
+    names = [c for c in CASES if not args.cases or c in args.cases.split(";")]
     res = {"import": {"skdp": import_time("skdp", args.repeat, root),
                       "sklearn.linear_model": import_time("sklearn.linear_model", args.repeat,
                                                           root)},

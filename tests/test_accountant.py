@@ -139,6 +139,7 @@ def test_subsampled_rdp_is_monotone_in_q_and_sigma():
     assert np.all(a[fin] <= b[fin]) and np.all(c[fin] <= a[fin])
 
 
+@pytest.mark.slow  # ~17 s of PLD calibration (500 subsampled steps): run with -m slow
 def test_pld_calibration_is_bracketed_and_never_overshoots():
     def make(z):
         return SelfComposedEvent(PoissonGaussianEvent(0.01, z), 500)

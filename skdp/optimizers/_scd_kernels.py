@@ -44,7 +44,6 @@ from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector
 from ..privacy.noise import add_gaussian_noise
 from .._rows import clip_limit, margins_and_sqnorm, row_weight
 from ._glm import add_example_gradient, axpy_row
-from ._step_parts import store_row
 
 __all__ = ["dp_scd_kernel", "poisson_sorted", "coordinate_update"]
 
@@ -375,13 +374,15 @@ def dp_scd_kernel(
             if nonzero:  # a zero update adds nothing (and 0 * inf would be NaN)
                 add_example_gradient(X, i, zk, K, wi, dv)
         if tracing:
-            store_row(trace, t, 0, dv)
+            for j in range(dv.shape[0]):
+                trace[t, 0, j] = dv[j]
         add_gaussian_noise(rng, dv, noise_v)
         if replaying:
             for j in range(D):
                 dv[j] = replay[t, j]
         if tracing:
-            store_row(trace, t, 1, dv)
+            for j in range(dv.shape[0]):
+                trace[t, 1, j] = dv[j]
         for r in range(m):
             i = perm[r]
             for k in range(K):

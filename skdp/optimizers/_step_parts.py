@@ -7,17 +7,18 @@ compiles expensively:
   compiles the Poisson sampler (a binomial draw, bounded integers and a sort: about 40 % of the
   default estimator's compile time), while ``q`` a float draws the Poisson batch of
   :func:`~skdp.optimizers._glm.poisson_batch`. Each fit compiles only the case it uses.
-* :func:`store_row` / :func:`load_row` copy a step's release to or from the trace with a plain
-  loop: a slice assignment (``trace[t, 1, :] = g``) compiles numba's shape-mismatch error path
-  with its string formatting (about 15 % of the same compile).
+
+The kernels also copy a step's release to or from the trace with plain loops: a slice
+assignment (``trace[t, 1, :] = g``) compiles numba's shape-mismatch error path with its string
+formatting (about 15 % of the same compile).
 """
 
-from numba import njit, types
+from numba import types
 from numba.extending import overload
 
 from ._glm import poisson_batch
 
-__all__ = ["draw_batch", "store_row", "load_row"]
+__all__ = ["draw_batch", "batch_rate"]
 
 
 def draw_batch(rng, n, q, perm):
@@ -30,20 +31,6 @@ def _draw_batch(rng, n, q, perm):
     if isinstance(q, (types.NoneType, types.Omitted)):
         return lambda rng, n, q, perm: n
     return lambda rng, n, q, perm: poisson_batch(rng, n, q, perm)
-
-
-@njit(cache=True, nogil=True)
-def store_row(trace, t, k, g):
-    """``trace[t, k, :] = g``."""
-    for j in range(g.shape[0]):
-        trace[t, k, j] = g[j]
-
-
-@njit(cache=True, nogil=True)
-def load_row(g, trace, t, k):
-    """``g[:] = trace[t, k, :]``."""
-    for j in range(g.shape[0]):
-        g[j] = trace[t, k, j]
 
 
 def batch_rate(q):

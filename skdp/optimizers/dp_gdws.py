@@ -25,7 +25,7 @@ from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._glm import clipped_gradient_sum
-from ._step_parts import batch_rate, draw_batch, load_row, store_row
+from ._step_parts import batch_rate, draw_batch
 
 __all__ = ["DPGDWS"]
 
@@ -54,12 +54,15 @@ def _dp_gdws_kernel(
         m = draw_batch(rng, n, q, perm)
         clipped_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, z, s)
         if tracing:
-            store_row(trace, t, 0, g)
+            for j in range(g.shape[0]):
+                trace[t, 0, j] = g[j]
         add_noise(rng, g, mechanism, noise_scale)
         if replay:  # release what the recorded run released (record/replay tests)
-            load_row(g, trace, t, 1)
+            for j in range(g.shape[0]):
+                g[j] = trace[t, 1, j]
         elif tracing:
-            store_row(trace, t, 1, g)
+            for j in range(g.shape[0]):
+                trace[t, 1, j] = g[j]
         for j in range(D):
             gj = g[j] * inv_batch + lam * w[j]
             if t0 + t == 0:

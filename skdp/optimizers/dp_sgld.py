@@ -29,7 +29,7 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._glm import clipped_gradient_sum
-from ._step_parts import batch_rate, draw_batch, load_row, store_row
+from ._step_parts import batch_rate, draw_batch
 
 __all__ = ["DPSGLD"]
 
@@ -98,12 +98,15 @@ def _sgld_kernel(
         m = draw_batch(rng, n, q, perm)  # q = None (full batch): all n rows
         clipped_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, z, s)
         if tracing:
-            store_row(trace, t, 0, g)
+            for j in range(g.shape[0]):
+                trace[t, 0, j] = g[j]
         add_gaussian_noise(rng, g, sigma * math.sqrt(2.0 / eta) / inv_batch)
         if replay:  # release what the recorded run released (record/replay tests)
-            load_row(g, trace, t, 1)
+            for j in range(g.shape[0]):
+                g[j] = trace[t, 1, j]
         elif tracing:
-            store_row(trace, t, 1, g)
+            for j in range(g.shape[0]):
+                trace[t, 1, j] = g[j]
         a = eta * inv_batch
         shrink = 1.0 - eta * lam
         for j in range(D):
