@@ -200,7 +200,8 @@ def write(allres):
          "with its CPU time in brackets (what it would take on an idle core), *compile* "
          "= the part of it numba spent compiling, *warm* = first fit of a later process (filled "
          "cache), *second* = second fit in the same process. One run each on a shared 2-core "
-         "machine. Targets: default <= 3 s cold, every case <= 5 s; `import skdp` <= 1.1 x "
+         "machine: compare the CPU times, since wall times grow with the load (the committed run "
+         "had a load average of about 15: its wall times are inflated several-fold). Targets: default <= 3 s cold, every case <= 5 s; `import skdp` <= 1.1 x "
          "`import sklearn.linear_model`.", "",
          "## import", "",
          "CPU time of the importing process (minus an empty interpreter's), and the wall time "
