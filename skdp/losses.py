@@ -1,5 +1,9 @@
 """Per-example losses of the linear models, numba-jitted, with their public constants.
 
+The jitted functions (``loss_value``, ``loss_derivative``, ``clip_vector``, ``objective``, ...)
+live in :mod:`skdp._loss_kernels` and are imported from there on first access, so that
+``import skdp`` does not import numba; ``from skdp.losses import objective`` works as before.
+
 A model has ``K`` outputs (``K = 1`` for binary classification and regression). For an example
 with features ``x`` (augmented with the intercept column) and target row ``y`` (length ``K``),
 the margin is ``z = W.T @ x`` and the per-example gradient is ``outer(x, s)`` where ``s`` is the
