@@ -7,7 +7,6 @@
 from .ledger import BudgetExceededError, PrivacyLedger, compose
 from .linear_model import DPLinearSVC, DPLogisticRegression, DPRidge
 from .optimizers import DPOptimizer, available_optimizers
-from .optimizers.dp_gdws import DPGDWS
 from .privacy import PrivacyRecord, compute_epsilon
 from .progress import FitProgress
 
@@ -32,6 +31,7 @@ __all__ = [
 
 
 def __getattr__(name):
+    # Lazy: the optimizer modules hold the numba kernels (``import skdp`` does not import numba).
     if name == "tuning_cost":  # lazy: skdp.model_selection imports the estimators
         from .model_selection import tuning_cost
 

@@ -10,7 +10,8 @@ specialises on the type of ``X``:
 
 Both named tuples carry ``shape = (n, p)``, so ``X.shape[0]`` and ``X.shape[1]`` read the same
 in every kernel. The estimators always pass a ``DenseRows`` or a ``SparseRows`` (weights of one
-when the caller gives none): two specialisations per kernel.
+when the caller gives none): two specialisations per kernel (times two for the kernels that
+sample: full batches, ``q=None``, compile no sampler; see :mod:`skdp.optimizers._step_parts`).
 
 Example weights scale the per-example loss: the objective is
 ``(1/n) sum_i w_i loss_i + (lam/2) ||W||^2`` and the clipped per-example gradient is

@@ -105,7 +105,12 @@ def test_laplace_is_pure_and_composes_linearly():
     assert sub.pure_epsilon() == pytest.approx(math.log1p(0.1 * math.expm1(0.5)))
 
 
-@pytest.mark.parametrize("target", [0.05, 0.3, 1.0, 4.0, 20.0])
+# The intermediate targets (about 1 s each with sampling) run with ``pytest -m slow``; the
+# default run keeps both ends and the middle of the range for every sampling regime.
+@pytest.mark.parametrize(
+    "target", [0.05, pytest.param(0.3, marks=pytest.mark.slow), 1.0,
+               pytest.param(4.0, marks=pytest.mark.slow), 20.0],
+)
 @pytest.mark.parametrize("q,steps", [(1.0, 1), (1.0, 200), (0.02, 1000), (0.3, 50)])
 def test_calibration_never_overshoots(target, q, steps):
     def make(z):
@@ -139,6 +144,7 @@ def test_subsampled_rdp_is_monotone_in_q_and_sigma():
     assert np.all(a[fin] <= b[fin]) and np.all(c[fin] <= a[fin])
 
 
+@pytest.mark.slow  # ~17 s of PLD calibration (500 subsampled steps): run with -m slow
 def test_pld_calibration_is_bracketed_and_never_overshoots():
     def make(z):
         return SelfComposedEvent(PoissonGaussianEvent(0.01, z), 500)

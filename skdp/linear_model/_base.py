@@ -15,7 +15,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from sklearn.utils._param_validation import StrOptions
 
-from .._rows import clip_limit, clip_sparse_rows, row_norms
+from .._compile_notice import compile_notice
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
     check_delta, check_epsilon, check_positive,
@@ -76,6 +76,8 @@ def clip_rows(X, data_norm, intercept_scaling=None):
     The bound holds for the exact norm of the stored floats, not only up to rounding: rows are
     compared with, and scaled to, :func:`~skdp._rows.clip_limit` (a few ulps below data_norm).
     """
+    from .._rows import clip_limit, clip_sparse_rows, row_norms  # numba: on first use
+
     if sp.issparse(X):
         return clip_sparse_rows(X, data_norm, intercept_scaling)
     X = np.asarray(X, dtype=np.float64)
@@ -83,7 +85,7 @@ def clip_rows(X, data_norm, intercept_scaling=None):
     p = d + (intercept_scaling is not None)
     out = np.empty((n, p), dtype=np.float64)
     norms = row_norms(X)  # no overflow for huge entries (a row of 1e200 is clipped, not zeroed)
-    limit = clip_limit(float(data_norm), d)
+    limit = clip_limit.py_func(float(data_norm), d)  # same arithmetic, nothing to compile
     with np.errstate(divide="ignore", invalid="ignore"):
         factor = np.where(norms > limit, limit / norms, 1.0)
     np.multiply(X, factor[:, None], out=out[:, :d])
@@ -249,7 +251,9 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         init = self._warm_point(X.shape[1], Y.shape[1], s) if self.warm_start else None
         # the release the fit starts from (None: a cold start); read before it is replaced
         start = self._warm_start_record() if init is not None else None
-        Xc = clip_rows(X, data_norm, s if self.fit_intercept else None)
+        what = optimizer.name or type(optimizer).__name__
+        with compile_notice(what, self.verbose):  # a first fit says so when numba compiles
+            Xc = clip_rows(X, data_norm, s if self.fit_intercept else None)
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
         # The optimizer works in units of data_norm: rows of norm <= 1, the scale its step
         # rules and heuristics assume. An exact reparameterisation of the same objective
@@ -282,7 +286,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 "a ledger without a ceiling, whose total is now infinite",
                 UserWarning, stacklevel=3,
             )
-        result, record = fit.solve(optimizer, problem, callback, every)
+        with compile_notice(what, self.verbose):
+            result, record = fit.solve(optimizer, problem, callback, every)
         # Ledgers are charged with this fit's own event (the start was charged by its own fit);
         # the model's record composes the start's history with it.
         charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples))

@@ -27,11 +27,9 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from .._rows import make_rows
 from ..losses import Loss
 from ..privacy import NonPrivateEvent, PrivacyRecord
 from ..progress import ProgressMonitor
-from ._nonprivate import minimize_objective
 
 __all__ = [
     "Problem", "Budget", "OptimizeResult", "DPOptimizer", "batch_fraction", "check_replay",
@@ -125,6 +123,8 @@ class Problem:
     @cached_property
     def rows(self):
         """The kernel view of ``X`` with the weights (see :mod:`skdp._rows`)."""
+        from .._rows import make_rows  # imports numba: on first use, not with skdp
+
         return make_rows(self.X, self.sample_weight)
 
     def start(self):
@@ -353,6 +353,8 @@ class DPOptimizer(BaseEstimator):
         the tolerance ``tol`` (None: :data:`~._nonprivate.DEFAULT_TOL`) and warns
         (``ConvergenceWarning``) when it stops before reaching it.
         """
+        from ._nonprivate import minimize_objective  # imports the numba kernels
+
         w, n_iter = minimize_objective(
             problem, getattr(self, "max_iter", None), getattr(self, "tol", None),
             name=type(self).__name__,

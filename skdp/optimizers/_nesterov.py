@@ -14,7 +14,8 @@ import numpy as np
 from numba import njit
 
 from ..privacy.noise import add_noise
-from ._glm import clipped_gradient_sum, poisson_batch
+from ._glm import clipped_gradient_sum
+from ._step_parts import draw_batch
 
 __all__ = ["nesterov_kernel"]
 
@@ -67,16 +68,18 @@ def nesterov_kernel(
             yj = (1.0 + b) * w[j] - b * prev[j]
             prev[j] = w[j]
             y[j] = yj
-        m = poisson_batch(rng, n, q, perm)  # q = 1: all n rows, perm stays arange(n)
+        m = draw_batch(rng, n, q, perm)  # q = None: all n rows, perm stays arange(n)
         clipped_gradient_sum(X, Y, y, perm, m, loss_id, tau, g, z, s)
         if tracing:
-            trace[t, 0, :] = g
+            for j in range(g.shape[0]):
+                trace[t, 0, j] = g[j]
         add_noise(rng, g, mechanism, noise_scale[t])
         if replay:  # release what the recorded run released (record/replay tests)
-            for j in range(D):
+            for j in range(g.shape[0]):
                 g[j] = trace[t, 1, j]
         elif tracing:
-            trace[t, 1, :] = g
+            for j in range(g.shape[0]):
+                trace[t, 1, j] = g[j]
         a = alpha[t]
         for j in range(D):
             w[j] = y[j] - a * (g[j] * inv_batch + lam * y[j])

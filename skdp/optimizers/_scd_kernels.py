@@ -374,13 +374,15 @@ def dp_scd_kernel(
             if nonzero:  # a zero update adds nothing (and 0 * inf would be NaN)
                 add_example_gradient(X, i, zk, K, wi, dv)
         if tracing:
-            trace[t, 0, :] = dv
+            for j in range(dv.shape[0]):
+                trace[t, 0, j] = dv[j]
         add_gaussian_noise(rng, dv, noise_v)
         if replaying:
             for j in range(D):
                 dv[j] = replay[t, j]
         if tracing:
-            trace[t, 1, :] = dv
+            for j in range(dv.shape[0]):
+                trace[t, 1, j] = dv[j]
         for r in range(m):
             i = perm[r]
             for k in range(K):

@@ -24,7 +24,8 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import clipped_gradient_sum, poisson_batch
+from ._glm import clipped_gradient_sum
+from ._step_parts import batch_rate, draw_batch
 
 __all__ = ["DPGDWS"]
 
@@ -50,15 +51,18 @@ def _dp_gdws_kernel(
     s = np.zeros(K)
     tracing = trace.shape[0] > 0
     for t in range(n_steps):
-        m = poisson_batch(rng, n, q, perm)
+        m = draw_batch(rng, n, q, perm)
         clipped_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, z, s)
         if tracing:
-            trace[t, 0, :] = g
+            for j in range(g.shape[0]):
+                trace[t, 0, j] = g[j]
         add_noise(rng, g, mechanism, noise_scale)
         if replay:  # release what the recorded run released (record/replay tests)
-            g[:] = trace[t, 1, :]
+            for j in range(g.shape[0]):
+                g[j] = trace[t, 1, j]
         elif tracing:
-            trace[t, 1, :] = g
+            for j in range(g.shape[0]):
+                trace[t, 1, j] = g[j]
         for j in range(D):
             gj = g[j] * inv_batch + lam * w[j]
             if t0 + t == 0:
@@ -218,7 +222,7 @@ class DPGDWS(DPOptimizer):
         def run_chunk(start, stop):
             _dp_gdws_kernel(
                 problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
-                stop - start, q, 1.0 / (q * problem.n_samples), step, smoothing, mech,
+                stop - start, batch_rate(q), 1.0 / (q * problem.n_samples), step, smoothing, mech,
                 noise_scale, rng, perm, trace[start:stop], replay is not None, u, start,
             )
 

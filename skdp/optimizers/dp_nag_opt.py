@@ -33,6 +33,7 @@ from ._allocation import (
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._nesterov import nesterov_kernel
+from ._step_parts import batch_rate
 
 __all__ = ["DPNAGOpt"]
 
@@ -170,8 +171,8 @@ class _AcceleratedDPOptimizer(DPOptimizer):
 
         def run_chunk(start, stop):
             nesterov_kernel(
-                problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, q,
-                1.0 / (q * problem.n_samples), schedule.alpha[start:stop],
+                problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
+                batch_rate(q), 1.0 / (q * problem.n_samples), schedule.alpha[start:stop],
                 schedule.beta[start:stop], schedule.restart[start:stop], mech,
                 scales[start:stop], rng, perm, trace[start:stop], replay is not None, w_prev,
             )

@@ -28,7 +28,8 @@ from ..privacy.rdp import epsilon_over_orders
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import clipped_gradient_sum, poisson_batch
+from ._glm import clipped_gradient_sum
+from ._step_parts import batch_rate, draw_batch
 
 __all__ = ["DPSGLD"]
 
@@ -69,7 +70,8 @@ def _sgld_kernel(
     theta <- Pi(theta - eta_k (g_k / m + lam theta) + sqrt(2 eta_k) sigma Z).
 
     ``g_k`` is the sum of clipped per-example gradients over the step's batch (all rows, or a
-    Poisson sample with rate q) and ``m = 1 / inv_batch`` is the public batch size (n or q n).
+    Poisson sample with rate q; ``q=None``, which ``FULL`` sampling passes, takes all rows and
+    compiles no sampler) and ``m = 1 / inv_batch`` is the public batch size (n or q n).
     The Langevin noise is added to the gradient *sum* with std ``m sigma sqrt(2 / eta_k)``,
     which is exactly ``sqrt(2 eta_k) sigma`` on the parameters; the released quantity of step k
     (what ``trace`` records) is that noisy sum.
@@ -93,19 +95,18 @@ def _sgld_kernel(
         _project(w, radius)
     for t in range(etas.shape[0]):
         eta = etas[t]
-        if sampling == POISSON:
-            m = poisson_batch(rng, n, q, perm)
-        else:
-            m = n
+        m = draw_batch(rng, n, q, perm)  # q = None (full batch): all n rows
         clipped_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, z, s)
         if tracing:
-            trace[t, 0, :] = g
+            for j in range(g.shape[0]):
+                trace[t, 0, j] = g[j]
         add_gaussian_noise(rng, g, sigma * math.sqrt(2.0 / eta) / inv_batch)
         if replay:  # release what the recorded run released (record/replay tests)
-            for j in range(D):
+            for j in range(g.shape[0]):
                 g[j] = trace[t, 1, j]
         elif tracing:
-            trace[t, 1, :] = g
+            for j in range(g.shape[0]):
+                trace[t, 1, j] = g[j]
         a = eta * inv_batch
         shrink = 1.0 - eta * lam
         for j in range(D):
@@ -406,7 +407,7 @@ class DPSGLD(DPOptimizer):
         def run_chunk(start, stop):
             _sgld_kernel(
                 problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
-                etas[start:stop], sampling, q, 1.0 / m_pub, sigma,
+                etas[start:stop], sampling, batch_rate(q), 1.0 / m_pub, sigma,
                 sigma * math.sqrt(2.0 / problem.lam), radius, rng, perm, trace[start:stop],
                 replay is not None, start == 0,
             )

@@ -1,0 +1,122 @@
+"""Cold start: ``import skdp`` imports no numba, a first fit that compiles says so once, and a
+full-batch fit compiles no Poisson sampler."""
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from skdp import _compile_notice
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _run(code, **env):
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": ROOT, **env}, timeout=600,
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def test_import_skdp_does_not_import_numba():
+    out = _run("""
+        import sys
+        import skdp
+        from skdp import DPLinearSVC, DPLogisticRegression, DPRidge, PrivacyLedger
+        print(sorted(m for m in sys.modules if m.split('.')[0] in ('numba', 'llvmlite')))
+    """)
+    assert out.strip() == "[]"
+
+
+def test_compile_notice_logs_once_on_a_real_compile(monkeypatch, caplog, capsys):
+    from numba import njit
+
+    monkeypatch.setattr(_compile_notice, "_announced", False)
+
+    @njit  # a new function: its first call compiles
+    def fresh(x):
+        return x + 1.0
+
+    with caplog.at_level(logging.INFO, logger="skdp"):
+        with _compile_notice.compile_notice("dp_test", verbose=1):
+            fresh(1.0)
+            fresh(2)  # a second compile in the same block: no second message
+        with _compile_notice.compile_notice("dp_test", verbose=1):
+            fresh(3j)  # announced already in this process: silent
+    records = [r for r in caplog.records if r.name == "skdp"]
+    assert len(records) == 1 and records[0].levelno == logging.INFO
+    assert "compiling numba kernels for dp_test" in records[0].getMessage()
+    assert capsys.readouterr().out.count("compiling numba kernels for dp_test") == 1
+
+
+def test_compile_notice_is_silent_without_a_compile(monkeypatch, caplog):
+    from numba import njit
+
+    monkeypatch.setattr(_compile_notice, "_announced", False)
+
+    @njit
+    def compiled(x):
+        return x * 2.0
+
+    compiled(1.0)  # compiled before the block
+    with caplog.at_level(logging.INFO, logger="skdp"):
+        with _compile_notice.compile_notice("dp_test"):
+            compiled(2.0)
+    assert not [r for r in caplog.records if r.name == "skdp"]
+    assert not _compile_notice._announced
+
+
+@pytest.mark.slow
+def test_full_batch_fit_compiles_no_poisson_sampler(tmp_path):
+    """A full-batch private fit (the default) leaves the Poisson sampler uncompiled; a
+    mini-batch fit compiles it. In a fresh process with an empty numba cache (a kernel loaded
+    from the cache compiles none of the functions it calls)."""
+    out = _run("""
+        import numpy as np
+        from skdp import DPGDWS, DPLogisticRegression
+        from skdp.optimizers._glm import poisson_batch
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((200, 3)); y = (X[:, 0] > 0).astype(int)
+        DPLogisticRegression(random_state=0).fit(X, y)
+        print(len(poisson_batch.signatures))
+        DPLogisticRegression(optimizer=DPGDWS(batch_size=50), random_state=0).fit(X, y)
+        print(len(poisson_batch.signatures))
+    """, NUMBA_CACHE_DIR=str(tmp_path))
+    assert out.split() == ["0", "1"]
+
+
+@pytest.mark.slow
+def test_first_fit_with_an_empty_cache_says_so_once(tmp_path):
+    """End to end with an empty numba cache: the first fit logs the message (and prints it at
+    verbose=1) once; a later process on the filled cache compiles nothing and is silent."""
+    code = """
+        import logging, numpy as np
+        from skdp import DPLogisticRegression
+        logging.basicConfig(level=logging.INFO, format="LOG %(name)s %(message)s")
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((200, 3)); y = (X[:, 0] > 0).astype(int)
+        DPLogisticRegression(random_state=0, verbose=1).fit(X, y)
+        DPLogisticRegression(random_state=0).fit(X, y)
+    """
+    import subprocess as _sp
+
+    def stderr_and_out():
+        res = _sp.run(
+            [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
+            cwd=ROOT, env={**os.environ, "PYTHONPATH": ROOT, "NUMBA_CACHE_DIR": str(tmp_path)},
+            timeout=600,
+        )
+        assert res.returncode == 0, res.stderr[-3000:]
+        return res.stdout, res.stderr
+
+    out, err = stderr_and_out()
+    assert err.count("LOG skdp compiling numba kernels for dp_gdws") == 1
+    assert out.count("[skdp] compiling numba kernels for dp_gdws") == 1
+    out, err = stderr_and_out()
+    assert "compiling numba kernels" not in err + out
