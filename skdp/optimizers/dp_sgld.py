@@ -28,7 +28,7 @@ from ..privacy.rdp import epsilon_over_orders
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import clipped_gradient_sum, poisson_batch
+from ._glm import block_gradient_sum, gradient_workspace, poisson_batch, threads_allowed
 
 __all__ = ["DPSGLD"]
 
@@ -63,7 +63,7 @@ def _project(w, radius):
 @njit(cache=True, nogil=True)
 def _sgld_kernel(
     X, Y, w, loss_id, tau, lam, etas, sampling, q, inv_batch, sigma, init_std, radius,
-    rng, perm, trace, replay=False, initialise=True,
+    rng, perm, trace, replay=False, initialise=True, threads=False,
 ):
     """theta_0 ~ Pi(N(w, init_std^2 I)) (w: zeros, or a warm start), then for each step k
     theta <- Pi(theta - eta_k (g_k / m + lam theta) + sqrt(2 eta_k) sigma Z).
@@ -78,13 +78,12 @@ def _sgld_kernel(
     stream stays aligned), then releases ``trace[k, 1]`` instead.
     ``initialise=False`` skips the initialisation: a fit run in chunks resumes from ``w`` with
     ``etas`` and ``trace`` sliced to the chunk's steps.
+    ``threads``: the gradient sums may use several cores (same result, see ``_glm``).
     """
     n = X.shape[0]
     D = w.shape[0]
-    K = Y.shape[1]
     g = np.zeros(D)
-    z = np.zeros(K)
-    s = np.zeros(K)
+    partial = gradient_workspace(n, D)
     tracing = trace.shape[0] > 0
     # Data-independent initialisation (the paper's N(0, 2 sigma^2 / lam I) around the public
     # start w, then projected).
@@ -97,7 +96,7 @@ def _sgld_kernel(
             m = poisson_batch(rng, n, q, perm)
         else:
             m = n
-        clipped_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, z, s)
+        block_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, partial, threads)
         if tracing:
             trace[t, 0, :] = g
         add_gaussian_noise(rng, g, sigma * math.sqrt(2.0 / eta) / inv_batch)
@@ -402,13 +401,14 @@ class DPSGLD(DPOptimizer):
         perm = np.arange(n, dtype=np.int64)
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         record_trace = record_trace or replay is not None
+        threads = threads_allowed()
 
         def run_chunk(start, stop):
             _sgld_kernel(
                 problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
                 etas[start:stop], sampling, q, 1.0 / m_pub, sigma,
                 sigma * math.sqrt(2.0 / problem.lam), radius, rng, perm, trace[start:stop],
-                replay is not None, start == 0,
+                replay is not None, start == 0, threads,
             )
 
         progress = progress or ProgressMonitor()
