@@ -13,9 +13,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from skdp import DPLogisticRegression, DPRidge
+from skdp import DPGDWS, DPMASG, DPNAGOpt, DPSGLD, DPLogisticRegression, DPRidge
 from skdp._rows import make_rows
 from skdp.losses import LOGISTIC, MULTINOMIAL, SQUARED
+from skdp.optimizers import _glm
 from skdp.optimizers._glm import (
     BLOCK_ROWS,
     block_gradient_sum,
@@ -25,7 +26,7 @@ from skdp.optimizers._glm import (
     threads_allowed,
 )
 
-N = 5 * BLOCK_ROWS + 123  # five blocks, the last one longer
+N = 5 * BLOCK_ROWS + 123  # five blocks
 TWO_THREADS = pytest.mark.skipif(
     numba.config.NUMBA_NUM_THREADS < 2, reason="numba has fewer than two threads here"
 )
@@ -64,7 +65,7 @@ def test_block_sum_is_the_clipped_sum_whatever_the_threads(kind, loss_id, K):
     w = rng.standard_normal(p * K)
     idx = rng.permutation(N)  # a scattered batch, as Poisson sampling gives
     m = N - 50
-    assert n_blocks(m, p * K) == 4  # the case really has several blocks
+    assert n_blocks(m, p * K) == 5  # the case really has several blocks
     ref = np.zeros(p * K)
     clipped_gradient_sum(X, Y, w, idx, m, loss_id, 0.5, ref, np.zeros(K), np.zeros(K))
     partial = gradient_workspace(N, p * K)
@@ -85,6 +86,7 @@ def test_the_block_layout_depends_on_the_sizes_only():
 
 
 def _fits(threads):
+    # short fits (the sums are what is compared), on N rows: several blocks
     rng = np.random.default_rng(1)
     X = rng.standard_normal((N, 6))
     y = (X[:, 0] + 0.5 * rng.standard_normal(N) > 0).astype(int)
@@ -96,25 +98,32 @@ def _fits(threads):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             coefs = []
-            for opt in ("dp_gdws", "dp_nag_opt", "dp_sgld"):
+            for opt in (DPGDWS(max_iter=5), DPNAGOpt(max_iter=5), DPSGLD(max_iter=5)):
                 est = DPLogisticRegression(epsilon=1.0, optimizer=opt, random_state=0)
                 coefs.append(est.fit(X, y).coef_.ravel())
-            est = DPRidge(epsilon=1.0, optimizer="dp_masg", random_state=0)
+            est = DPRidge(epsilon=1.0, optimizer=DPMASG(max_iter=5), random_state=0)
             coefs.append(est.fit(Xr, yr).coef_.ravel())
     finally:
         numba.set_num_threads(old)
     return coefs
 
 
+@pytest.fixture
+def idle_cores(monkeypatch):
+    """The fits use their threads whatever the load of the machine running the tests."""
+    monkeypatch.setattr(_glm, "_cores_busy", lambda: False)
+
+
 @TWO_THREADS
-def test_a_fit_does_not_depend_on_the_number_of_threads():
+def test_a_fit_does_not_depend_on_the_number_of_threads(idle_cores):
+    assert threads_allowed()
     one, two = _fits(1), _fits(2)
     for a, b in zip(one, two):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=0)
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
-def test_a_forked_child_fits_after_its_parent_used_the_threads():
+def test_a_forked_child_fits_after_its_parent_used_the_threads(idle_cores):
     # GNU OpenMP kills a forked child that starts a parallel region after its parent did:
     # children run the same blocks on one thread (the same result).
     parent = _fits(numba.get_num_threads())
@@ -130,3 +139,18 @@ def test_a_forked_child_fits_after_its_parent_used_the_threads():
     assert os.WIFEXITED(status), f"the forked child was killed (status {status})"
     assert os.WEXITSTATUS(status) == 0
     assert threads_allowed()  # the parent itself keeps its threads
+
+
+def test_no_threads_when_numba_has_one_or_every_core_is_busy(monkeypatch, idle_cores):
+    old = numba.get_num_threads()
+    numba.set_num_threads(1)
+    try:
+        assert not threads_allowed()
+    finally:
+        numba.set_num_threads(old)
+    monkeypatch.undo()  # the real _cores_busy, on a faked load
+    monkeypatch.setattr(_glm.os, "getloadavg", lambda: (os.cpu_count() + 5.0, 0.0, 0.0))
+    assert _glm._cores_busy()
+    assert not threads_allowed()
+    monkeypatch.setattr(_glm.os, "getloadavg", lambda: (0.5, 0.0, 0.0))
+    assert not _glm._cores_busy()
