@@ -148,6 +148,54 @@ def grid_epoch_ratios(time_budget=600.0):
     return rows, skipped
 
 
+# ----------------------------------------------------------------------------- part 2b
+STEP_SHAPES = [(32_561, 108), (100_000, 20), (200_000, 100), (1_000_000, 100)]
+
+
+def step_costs(shapes=STEP_SHAPES, repeat=15):
+    """One full-batch clipped gradient sum (the kernel every full-batch step runs) with one and
+    two numba threads, against one ``X @ w`` plus one ``X.T @ r`` numpy pass (BLAS on one
+    thread). Repetitions interleaved, minimum kept."""
+    import numba
+    from threadpoolctl import threadpool_limits
+
+    from skdp._rows import make_rows
+    from skdp.optimizers._glm import block_gradient_sum, gradient_workspace
+
+    rows = []
+    # two threads whatever the load (the fits themselves use them only while a core is free)
+    allowed = numba.config.NUMBA_NUM_THREADS >= 2
+    for n, d in shapes:
+        X, y = generated(n, d)
+        R = make_rows(X)
+        Y = np.where(y > 0, 1.0, -1.0)[:, None]
+        w = np.random.default_rng(0).standard_normal(d) * 0.1
+        idx = np.arange(n)
+        g = np.zeros(d)
+        part = gradient_workspace(n, d)
+        r = np.ones(n)
+        best = {"blas": np.inf, 1: np.inf, 2: np.inf}
+        old = numba.get_num_threads()
+        block_gradient_sum(R, Y, w, idx, n, 0, 1.0, g, part, allowed)  # compile / load
+        with threadpool_limits(limits=1):
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                X @ w
+                X.T @ r
+                best["blas"] = min(best["blas"], time.perf_counter() - t0)
+                for k in (1, 2) if allowed else (1,):
+                    numba.set_num_threads(k)
+                    t0 = time.perf_counter()
+                    block_gradient_sum(R, Y, w, idx, n, 0, 1.0, g, part, True)
+                    best[k] = min(best[k], time.perf_counter() - t0)
+                    numba.set_num_threads(old)
+        rows.append({"n": n, "d": d, "blas_s": best["blas"], "one_s": best[1], "two_s": best[2]})
+        print(f"step n={n} d={d}: X@w+X.T@r {best['blas'] * 1e3:.2f} ms, 1 thread "
+              f"{best[1] * 1e3:.2f} ms, 2 threads {best[2] * 1e3:.2f} ms", flush=True)
+        del X, y, R
+    return rows
+
+
 # ----------------------------------------------------------------------------- part 3
 _COLD = """
 import time, json, warnings, numpy as np
@@ -221,7 +269,7 @@ def memory(n=500_000, d=100):
 
 
 # ----------------------------------------------------------------------------- output
-def write(adult, grid, skipped, cold, warm, mem):
+def write(adult, grid, skipped, cold, warm, mem, steps=None):
     RESULTS.mkdir(exist_ok=True)
     with open(RESULTS / "speed.csv", "w", newline="") as fh:
         w = csv.writer(fh)
@@ -278,6 +326,23 @@ def write(adult, grid, skipped, cold, warm, mem):
                 cells.append(f"{m[0]['ratio']:.1f}x" if m else "")
             L.append(f"| {opt} | " + " | ".join(cells) + " |")
         L += [""] + [f"Skipped: {s}." for s in skipped] + [""]
+    if steps:
+        L += ["## One full-batch step: one core and two", "",
+              ("The clipped gradient sum every full-batch step of dp_gdws, dp_nag_opt, dp_masg and dp_sgld "
+              "runs (`_glm.block_gradient_sum`: fixed row blocks, one partial vector per block, partials "
+              "added in block order, so the result is the same bits with any number of threads), with numba "
+              "limited to one thread and to two, against one `X @ w` plus one `X.T @ r` numpy pass (BLAS on "
+              "one thread). Generated data as above; minimum of 15 interleaved repetitions. The machine is "
+              "shared: a second thread only helps when a second core is free."), "",
+              "| n | d | `X @ w` + `X.T @ r` (ms) | 1 thread (ms) | 2 threads (ms) | 1 thread / numpy | "
+              "2 threads / numpy |", "|---|---|---|---|---|---|---|"]
+        for r in steps:
+            two = r["two_s"]
+            two_ms = "" if not np.isfinite(two) else f"{two * 1e3:.2f}"
+            two_ratio = "" if not np.isfinite(two) else f"{two / r['blas_s']:.2f}x"
+            L.append(f"| {r['n']} | {r['d']} | {r['blas_s'] * 1e3:.2f} | {r['one_s'] * 1e3:.2f} | {two_ms} | "
+                     f"{r['one_s'] / r['blas_s']:.2f}x | {two_ratio} |")
+        L.append("")
     if cold:
         L += ["## `import skdp` and numba compile time", "",
               ("Fresh process, `NUMBA_CACHE_DIR` an empty temporary directory (cold), then the same directory filled "
@@ -309,20 +374,32 @@ def write(adult, grid, skipped, cold, warm, mem):
     print("\n".join(L))
 
 
+def rewrite_steps():
+    """Time the steps again and rewrite speed.md from speed_raw.json with them."""
+    raw = json.loads((RESULTS / "speed_raw.json").read_text())
+    raw["steps"] = step_costs()
+    (RESULTS / "speed_raw.json").write_text(json.dumps(raw, indent=1, default=float))
+    write(raw["adult"], raw["grid"], raw["skipped"], raw["cold"], raw["warm"], raw["mem"], raw["steps"])
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--skip-grid", action="store_true")
     p.add_argument("--skip-anchors", action="store_true")
     p.add_argument("--skip-memory", action="store_true")
     p.add_argument("--grid-budget", type=float, default=600.0, help="seconds for the generated-data grid")
+    p.add_argument("--only-steps", action="store_true", help="time the steps again, rewrite from speed_raw.json")
     args = p.parse_args(argv)
+    if args.only_steps:
+        return rewrite_steps()
     adult = adult_fit_times(args.skip_anchors)
     grid, skipped = ([], []) if args.skip_grid else grid_epoch_ratios(args.grid_budget)
+    steps = step_costs()
     cold, warm = cold_start()
     mem = None if args.skip_memory else memory()
     (RESULTS / "speed_raw.json").write_text(json.dumps({"adult": adult, "grid": grid, "skipped": skipped, "cold": cold,
-                                                            "warm": warm, "mem": mem}, indent=1, default=float))
-    write(adult, grid, skipped, cold, warm, mem)
+                                                            "warm": warm, "mem": mem, "steps": steps}, indent=1, default=float))
+    write(adult, grid, skipped, cold, warm, mem, steps)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from ..privacy.noise import add_noise
-from ._glm import clipped_gradient_sum
+from ._glm import block_gradient_sum, gradient_workspace
 from ._step_parts import draw_batch
 
 __all__ = ["nesterov_kernel"]
@@ -23,7 +23,7 @@ __all__ = ["nesterov_kernel"]
 @njit(cache=True, nogil=True)
 def nesterov_kernel(
     X, Y, w, loss_id, tau, lam, q, inv_batch, alpha, beta, restart, mechanism, noise_scale,
-    rng, perm, trace, replay=False, w_prev=None,
+    rng, perm, trace, replay=False, w_prev=None, threads=False,
 ):
     """Private Nesterov steps, ``T = alpha.shape[0]`` of them, on ``w`` in place.
 
@@ -48,16 +48,15 @@ def nesterov_kernel(
 
     ``w_prev`` (the previous iterate, updated in place; None: ``w``, a fresh start) resumes a
     fit run in chunks, with the schedules and the trace sliced to the chunk's steps.
+    ``threads``: the gradient sums may use several cores (same result, see ``_glm``).
     """
     n = X.shape[0]
     D = w.shape[0]
-    K = Y.shape[1]
     T = alpha.shape[0]
     g = np.zeros(D)
     y = np.zeros(D)
     prev = w.copy() if w_prev is None else w_prev
-    z = np.zeros(K)
-    s = np.zeros(K)
+    partial = gradient_workspace(n, D)
     tracing = trace.shape[0] > 0
     for t in range(T):
         b = beta[t]
@@ -69,7 +68,7 @@ def nesterov_kernel(
             prev[j] = w[j]
             y[j] = yj
         m = draw_batch(rng, n, q, perm)  # q = None: all n rows, perm stays arange(n)
-        clipped_gradient_sum(X, Y, y, perm, m, loss_id, tau, g, z, s)
+        block_gradient_sum(X, Y, y, perm, m, loss_id, tau, g, partial, threads)
         if tracing:
             for j in range(g.shape[0]):
                 trace[t, 0, j] = g[j]

@@ -24,7 +24,7 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import clipped_gradient_sum
+from ._glm import block_gradient_sum, gradient_workspace, threads_allowed
 from ._step_parts import batch_rate, draw_batch
 
 __all__ = ["DPGDWS"]
@@ -33,7 +33,7 @@ __all__ = ["DPGDWS"]
 @njit(cache=True, nogil=True)
 def _dp_gdws_kernel(
     X, Y, w, loss_id, tau, lam, n_steps, q, inv_batch, step, smoothing, mechanism, noise_scale,
-    rng, perm, trace, replay, u=None, t0=0,
+    rng, perm, trace, replay, u=None, t0=0, threads=False,
 ):
     """T steps of g~_t = (1-b) g~_{t-1} + b (noisy mean gradient), w -= step * g~_t.
 
@@ -41,18 +41,17 @@ def _dp_gdws_kernel(
     Poisson batch; it is divided by the public expected batch size ``1 / inv_batch``.
     With ``replay``, ``trace[:, 1]`` holds a recorded run's releases and is released instead.
     ``u`` (the running average g~) and ``t0`` (the steps already done) resume a fit in chunks.
+    ``threads``: the gradient sums may use several cores (same result, see ``_glm``).
     """
     n = X.shape[0]
     D = w.shape[0]
-    K = Y.shape[1]
     g = np.zeros(D)
     avg = np.zeros(D) if u is None else u
-    z = np.zeros(K)
-    s = np.zeros(K)
+    partial = gradient_workspace(n, D)
     tracing = trace.shape[0] > 0
     for t in range(n_steps):
         m = draw_batch(rng, n, q, perm)
-        clipped_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, z, s)
+        block_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, partial, threads)
         if tracing:
             for j in range(g.shape[0]):
                 trace[t, 0, j] = g[j]
@@ -218,12 +217,13 @@ class DPGDWS(DPOptimizer):
         perm = np.arange(problem.n_samples, dtype=np.int64)
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
+        threads = threads_allowed()
 
         def run_chunk(start, stop):
             _dp_gdws_kernel(
                 problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
                 stop - start, batch_rate(q), 1.0 / (q * problem.n_samples), step, smoothing, mech,
-                noise_scale, rng, perm, trace[start:stop], replay is not None, u, start,
+                noise_scale, rng, perm, trace[start:stop], replay is not None, u, start, threads,
             )
 
         progress = progress or ProgressMonitor()

@@ -32,6 +32,7 @@ from ._allocation import (
 )
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
+from ._glm import threads_allowed
 from ._nesterov import nesterov_kernel
 from ._step_parts import batch_rate
 
@@ -168,6 +169,7 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         record_trace = record_trace or replay is not None
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         scales = np.ascontiguousarray(scales, dtype=np.float64)
+        threads = threads_allowed()
 
         def run_chunk(start, stop):
             nesterov_kernel(
@@ -175,6 +177,7 @@ class _AcceleratedDPOptimizer(DPOptimizer):
                 batch_rate(q), 1.0 / (q * problem.n_samples), schedule.alpha[start:stop],
                 schedule.beta[start:stop], schedule.restart[start:stop], mech,
                 scales[start:stop], rng, perm, trace[start:stop], replay is not None, w_prev,
+                threads,
             )
 
         progress = progress or ProgressMonitor()

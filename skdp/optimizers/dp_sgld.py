@@ -28,7 +28,7 @@ from ..privacy.rdp import epsilon_over_orders
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import clipped_gradient_sum
+from ._glm import block_gradient_sum, gradient_workspace, threads_allowed
 from ._step_parts import batch_rate, draw_batch
 
 __all__ = ["DPSGLD"]
@@ -64,7 +64,7 @@ def _project(w, radius):
 @njit(cache=True, nogil=True)
 def _sgld_kernel(
     X, Y, w, loss_id, tau, lam, etas, sampling, q, inv_batch, sigma, init_std, radius,
-    rng, perm, trace, replay=False, initialise=True,
+    rng, perm, trace, replay=False, initialise=True, threads=False,
 ):
     """theta_0 ~ Pi(N(w, init_std^2 I)) (w: zeros, or a warm start), then for each step k
     theta <- Pi(theta - eta_k (g_k / m + lam theta) + sqrt(2 eta_k) sigma Z).
@@ -80,13 +80,12 @@ def _sgld_kernel(
     stream stays aligned), then releases ``trace[k, 1]`` instead.
     ``initialise=False`` skips the initialisation: a fit run in chunks resumes from ``w`` with
     ``etas`` and ``trace`` sliced to the chunk's steps.
+    ``threads``: the gradient sums may use several cores (same result, see ``_glm``).
     """
     n = X.shape[0]
     D = w.shape[0]
-    K = Y.shape[1]
     g = np.zeros(D)
-    z = np.zeros(K)
-    s = np.zeros(K)
+    partial = gradient_workspace(n, D)
     tracing = trace.shape[0] > 0
     # Data-independent initialisation (the paper's N(0, 2 sigma^2 / lam I) around the public
     # start w, then projected).
@@ -96,7 +95,7 @@ def _sgld_kernel(
     for t in range(etas.shape[0]):
         eta = etas[t]
         m = draw_batch(rng, n, q, perm)  # q = None (full batch): all n rows
-        clipped_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, z, s)
+        block_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, partial, threads)
         if tracing:
             for j in range(g.shape[0]):
                 trace[t, 0, j] = g[j]
@@ -403,13 +402,14 @@ class DPSGLD(DPOptimizer):
         perm = np.arange(n, dtype=np.int64)
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         record_trace = record_trace or replay is not None
+        threads = threads_allowed()
 
         def run_chunk(start, stop):
             _sgld_kernel(
                 problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
                 etas[start:stop], sampling, batch_rate(q), 1.0 / m_pub, sigma,
                 sigma * math.sqrt(2.0 / problem.lam), radius, rng, perm, trace[start:stop],
-                replay is not None, start == 0,
+                replay is not None, start == 0, threads,
             )
 
         progress = progress or ProgressMonitor()
