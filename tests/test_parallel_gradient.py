@@ -70,11 +70,12 @@ def test_block_sum_is_the_clipped_sum_whatever_the_threads(kind, loss_id, K):
     clipped_gradient_sum(X, Y, w, idx, m, loss_id, 0.5, ref, np.zeros(K), np.zeros(K))
     partial = gradient_workspace(N, p * K)
     out = {}
-    for threads in (True, False):
-        out[threads] = np.full(p * K, np.nan)
-        block_gradient_sum(X, Y, w, idx, m, loss_id, 0.5, out[threads], partial, threads)
-    np.testing.assert_array_equal(out[True], out[False])  # the same bits
-    np.testing.assert_allclose(out[True], ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
+    for name, threads in (("threaded", _glm.THREADED), ("serial", _glm.SERIAL), ("flag", True)):
+        out[name] = np.full(p * K, np.nan)
+        block_gradient_sum(X, Y, w, idx, m, loss_id, 0.5, out[name], partial, threads)
+    np.testing.assert_array_equal(out["threaded"], out["serial"])  # the same bits
+    np.testing.assert_array_equal(out["threaded"], out["flag"])
+    np.testing.assert_allclose(out["serial"], ref, rtol=1e-12, atol=1e-12 * np.abs(ref).max())
 
 
 def test_the_block_layout_depends_on_the_sizes_only():
@@ -112,6 +113,7 @@ def _fits(threads):
 def idle_cores(monkeypatch):
     """The fits use their threads whatever the load of the machine running the tests."""
     monkeypatch.setattr(_glm, "_cores_busy", lambda: False)
+    monkeypatch.setattr(_glm, "PARALLEL_MIN_WORK", 0)  # the small test fits use them too
 
 
 @TWO_THREADS
@@ -139,6 +141,13 @@ def test_a_forked_child_fits_after_its_parent_used_the_threads(idle_cores):
     assert os.WIFEXITED(status), f"the forked child was killed (status {status})"
     assert os.WEXITSTATUS(status) == 0
     assert threads_allowed()  # the parent itself keeps its threads
+
+
+def test_threads_only_for_steps_large_enough_to_pay_for_them(idle_cores, monkeypatch):
+    monkeypatch.setattr(_glm, "PARALLEL_MIN_WORK", 1000)
+    assert not threads_allowed(999)
+    assert threads_allowed(1000) == threads_allowed()
+    assert _glm.thread_mode(False) is _glm.SERIAL and _glm.thread_mode(True) is _glm.THREADED
 
 
 def test_no_threads_when_numba_has_one_or_every_core_is_busy(monkeypatch, idle_cores):

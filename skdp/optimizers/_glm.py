@@ -23,8 +23,8 @@ from ..losses import MULTINOMIAL, clip_vector, huber_value, loss_derivative, sca
 
 __all__ = [
     "poisson_batch", "clipped_gradient_sum", "block_gradient_sum", "gradient_workspace",
-    "n_blocks", "threads_allowed", "value_and_gradient", "example_derivative", "dot_row",
-    "axpy_row", "add_example_gradient",
+    "n_blocks", "threads_allowed", "thread_mode", "SERIAL", "THREADED", "value_and_gradient",
+    "example_derivative", "dot_row", "axpy_row", "add_example_gradient",
 ]
 
 
@@ -98,6 +98,8 @@ def _add_clipped_gradients(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
 
 #: Fewest rows per block (fewer than 2 * BLOCK_ROWS rows: one block, one thread).
 BLOCK_ROWS = 2048
+#: Fewest rows x parameters of a step that uses the threads (see :func:`threads_allowed`).
+PARALLEL_MIN_WORK = 1 << 21
 #: Most blocks (enough for dynamic balance on a few cores, few partials to add).
 MAX_BLOCKS = 64
 #: Most doubles held by the partial vectors (n_blocks * D): wide models get fewer blocks.
@@ -167,19 +169,13 @@ def _block_sums_parallel(F, Y, w, idx, m, nb, loss_id, tau, partial):
         _add_clipped_gradients(X, Y, w, idx, b * m // nb, (b + 1) * m // nb, loss_id, tau, part, z, s)
 
 
-@njit(cache=True, nogil=True)
-def block_gradient_sum(X, Y, w, idx, m, loss_id, tau, out, partial, threads):
-    """``clipped_gradient_sum`` on the fixed block layout, on several cores when ``threads``.
+def _serial_block_sums(X, Y, w, idx, m, nb, loss_id, tau, partial):
+    raise NotImplementedError("jitted only")
 
-    ``partial`` is a work array of shape at least ``(n_blocks(m, D), D)`` (allocate
-    ``(n_blocks(n, D), D)`` once per fit). ``threads=False`` (see :func:`threads_allowed`)
-    runs the same blocks one after the other: the result is the same bits either way.
-    """
-    D = out.shape[0]
-    nb = n_blocks(m, D)
-    if threads and nb > 1:
-        _block_sums_threaded(X, Y, w, idx, m, nb, loss_id, tau, partial)
-    else:
+
+@overload(_serial_block_sums, inline="always")
+def _serial_block_sums_impl(X, Y, w, idx, m, nb, loss_id, tau, partial):
+    def impl(X, Y, w, idx, m, nb, loss_id, tau, partial):
         K = Y.shape[1]
         z = np.empty(K)
         s = np.empty(K)
@@ -189,6 +185,60 @@ def block_gradient_sum(X, Y, w, idx, m, loss_id, tau, out, partial, threads):
             _add_clipped_gradients(
                 X, Y, w, idx, b * m // nb, (b + 1) * m // nb, loss_id, tau, part, z, s
             )
+    return impl
+
+
+def _block_sums(threads, X, Y, w, idx, m, nb, loss_id, tau, partial):
+    raise NotImplementedError("jitted only")
+
+
+@overload(_block_sums, inline="always")
+def _block_sums_impl(threads, X, Y, w, idx, m, nb, loss_id, tau, partial):
+    # The choice is made when the kernel is typed, from the type of ``threads`` (see
+    # :func:`thread_mode`), so that a kernel compiles the parallel loop (several seconds of
+    # compilation) only when it is given THREADED: small fits never pay for it.
+    if isinstance(threads, types.Array) and threads.ndim == 2:  # THREADED
+        def impl(threads, X, Y, w, idx, m, nb, loss_id, tau, partial):
+            if nb > 1:
+                _block_sums_threaded(X, Y, w, idx, m, nb, loss_id, tau, partial)
+            else:
+                _serial_block_sums(X, Y, w, idx, m, nb, loss_id, tau, partial)
+        return impl
+    if isinstance(threads, types.Boolean):  # a run-time flag: both loops are compiled
+        def impl(threads, X, Y, w, idx, m, nb, loss_id, tau, partial):
+            if threads and nb > 1:
+                _block_sums_threaded(X, Y, w, idx, m, nb, loss_id, tau, partial)
+            else:
+                _serial_block_sums(X, Y, w, idx, m, nb, loss_id, tau, partial)
+        return impl
+    # SERIAL, None or an omitted argument: the blocks one after the other
+    def impl(threads, X, Y, w, idx, m, nb, loss_id, tau, partial):
+        _serial_block_sums(X, Y, w, idx, m, nb, loss_id, tau, partial)
+    return impl
+
+
+#: ``threads`` tags of the kernels: their types (not values) pick the loop at compile time.
+SERIAL = np.empty(0)
+THREADED = np.empty((0, 0))
+
+
+def thread_mode(allowed):
+    """The ``threads`` argument of the kernels: THREADED when ``allowed``, else SERIAL."""
+    return THREADED if allowed else SERIAL
+
+
+@njit(cache=True, nogil=True)
+def block_gradient_sum(X, Y, w, idx, m, loss_id, tau, out, partial, threads):
+    """``clipped_gradient_sum`` on the fixed block layout, on several cores when ``threads``.
+
+    ``partial`` is a work array of shape at least ``(n_blocks(m, D), D)`` (allocate
+    ``(n_blocks(n, D), D)`` once per fit). ``threads`` is :data:`THREADED` or :data:`SERIAL`
+    (see :func:`thread_mode`; a bool also works and compiles both loops). The result is the
+    same bits either way.
+    """
+    D = out.shape[0]
+    nb = n_blocks(m, D)
+    _block_sums(threads, X, Y, w, idx, m, nb, loss_id, tau, partial)
     for j in range(D):
         out[j] = partial[0, j]
     for b in range(1, nb):
@@ -214,15 +264,20 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
 
 
-def threads_allowed():
+def threads_allowed(work=None):
     """Whether the kernels may run their parallel loops in this process and thread, now.
 
     Not when numba has one thread (``numba.set_num_threads(1)`` or ``NUMBA_NUM_THREADS=1``
     turn the threads off), not in a forked child (GNU OpenMP, numba's usual threading layer,
     kills a forked child that starts a parallel region after its parent did), not off the
     main thread when the layer is numba's "workqueue" (not thread-safe), and not while every
-    core is busy (see :func:`_cores_busy`). The result is the same bits either way.
+    core is busy (see :func:`_cores_busy`), and not for a step of fewer than
+    :data:`PARALLEL_MIN_WORK` entries (``work`` = rows x parameters, when given): there a
+    step takes about a millisecond, threads gain little, and compiling the parallel loop costs
+    seconds on the first fit. The result is the same bits either way.
     """
+    if work is not None and work < PARALLEL_MIN_WORK:
+        return False
     if _FORKED or numba.get_num_threads() < 2 or _cores_busy():
         return False
     try:

@@ -23,7 +23,7 @@ __all__ = ["nesterov_kernel"]
 @njit(cache=True, nogil=True)
 def nesterov_kernel(
     X, Y, w, loss_id, tau, lam, q, inv_batch, alpha, beta, restart, mechanism, noise_scale,
-    rng, perm, trace, replay=False, w_prev=None, threads=False,
+    rng, perm, trace, replay=False, w_prev=None, threads=None,
 ):
     """Private Nesterov steps, ``T = alpha.shape[0]`` of them, on ``w`` in place.
 

@@ -24,7 +24,7 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import block_gradient_sum, gradient_workspace, threads_allowed
+from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
 from ._step_parts import batch_rate, draw_batch
 
 __all__ = ["DPGDWS"]
@@ -33,7 +33,7 @@ __all__ = ["DPGDWS"]
 @njit(cache=True, nogil=True)
 def _dp_gdws_kernel(
     X, Y, w, loss_id, tau, lam, n_steps, q, inv_batch, step, smoothing, mechanism, noise_scale,
-    rng, perm, trace, replay, u=None, t0=0, threads=False,
+    rng, perm, trace, replay, u=None, t0=0, threads=None,
 ):
     """T steps of g~_t = (1-b) g~_{t-1} + b (noisy mean gradient), w -= step * g~_t.
 
@@ -217,7 +217,7 @@ class DPGDWS(DPOptimizer):
         perm = np.arange(problem.n_samples, dtype=np.int64)
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
-        threads = threads_allowed()
+        threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
 
         def run_chunk(start, stop):
             _dp_gdws_kernel(

@@ -32,7 +32,7 @@ from ._allocation import (
 )
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import threads_allowed
+from ._glm import thread_mode, threads_allowed
 from ._nesterov import nesterov_kernel
 from ._step_parts import batch_rate
 
@@ -169,7 +169,7 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         record_trace = record_trace or replay is not None
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         scales = np.ascontiguousarray(scales, dtype=np.float64)
-        threads = threads_allowed()
+        threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
 
         def run_chunk(start, stop):
             nesterov_kernel(

@@ -28,7 +28,7 @@ from ..privacy.rdp import epsilon_over_orders
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import block_gradient_sum, gradient_workspace, threads_allowed
+from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
 from ._step_parts import batch_rate, draw_batch
 
 __all__ = ["DPSGLD"]
@@ -64,7 +64,7 @@ def _project(w, radius):
 @njit(cache=True, nogil=True)
 def _sgld_kernel(
     X, Y, w, loss_id, tau, lam, etas, sampling, q, inv_batch, sigma, init_std, radius,
-    rng, perm, trace, replay=False, initialise=True, threads=False,
+    rng, perm, trace, replay=False, initialise=True, threads=None,
 ):
     """theta_0 ~ Pi(N(w, init_std^2 I)) (w: zeros, or a warm start), then for each step k
     theta <- Pi(theta - eta_k (g_k / m + lam theta) + sqrt(2 eta_k) sigma Z).
@@ -402,7 +402,7 @@ class DPSGLD(DPOptimizer):
         perm = np.arange(n, dtype=np.int64)
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         record_trace = record_trace or replay is not None
-        threads = threads_allowed()
+        threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
 
         def run_chunk(start, stop):
             _sgld_kernel(
