@@ -32,6 +32,7 @@ from ._allocation import (
 )
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
+from ._loops import distributed_oracle, nesterov_full_batch
 from ._nesterov import nesterov_kernel
 
 __all__ = ["DPNAGOpt"]
@@ -134,6 +135,7 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         return schedule, scales, record
 
     supports_replay = True
+    supports_distributed = True  # full batch: the step is a sum over rows
 
     def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):
         return self._fit_private(
@@ -167,8 +169,16 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         record_trace = record_trace or replay is not None
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         scales = np.ascontiguousarray(scales, dtype=np.float64)
+        oracle = distributed_oracle(problem, q >= 1.0, self.name)  # None in memory
 
         def run_chunk(start, stop):
+            if oracle is not None:  # rows on Dask workers: the same steps in Python
+                nesterov_full_batch(
+                    oracle, w, problem.lam, 1.0 / problem.n_samples, schedule.alpha[start:stop],
+                    schedule.beta[start:stop], schedule.restart[start:stop], mech,
+                    scales[start:stop], rng, trace[start:stop], replay is not None, w_prev,
+                )
+                return
             nesterov_kernel(
                 problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam, q,
                 1.0 / (q * problem.n_samples), schedule.alpha[start:stop],
