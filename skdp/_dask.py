@@ -258,11 +258,12 @@ def chunk_counts(x, candidates):
 
 
 def dask_max(x, weight=None):
-    """The largest value of a dask vector over the rows of positive weight (epsilon = inf only:
-    an exact statistic); 0 when there are none."""
+    """The largest value of a dask vector over the rows of positive weight, or over all rows
+    when no weight is positive (epsilon = inf only: an exact statistic, as in memory)."""
     import dask.array as da
 
     if weight is not None:
-        x = da.where(weight > 0, x, -np.inf)
-    top = float(x.max().compute())
-    return top if np.isfinite(top) else 0.0
+        top = float(da.where(weight > 0, x, -np.inf).max().compute())
+        if top > -np.inf:
+            return top
+    return float(x.max().compute())
