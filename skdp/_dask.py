@@ -29,6 +29,7 @@ import numpy as np
 
 __all__ = [
     "is_dask", "as_dask_inputs", "as_dask_vector", "DaskDesign", "chunk_counts", "dask_max",
+    "unique_labels", "take_rows", "predict_blocks",
 ]
 
 
@@ -59,10 +60,7 @@ def as_dask_vector(v, row_chunks, name):
     """``v`` (dask or in-memory, 1-D) as a float or label dask array chunked like the rows."""
     import dask.array as da
 
-    if is_dask(v):
-        v = _to_array(v, name)
-    else:
-        v = da.from_array(np.asarray(v), chunks=(row_chunks,))
+    v = _to_array(v, name) if is_dask(v) else np.asarray(v)
     if v.ndim == 2 and v.shape[1] == 1:
         v = v[:, 0]
     if v.ndim != 1:
@@ -71,6 +69,8 @@ def as_dask_vector(v, row_chunks, name):
         raise ValueError(
             f"{name} has {v.shape[0]} entries but X has {sum(row_chunks)} rows"
         )
+    if not is_dask(v):
+        return da.from_array(v, chunks=(row_chunks,))
     return v.rechunk((row_chunks,))
 
 
@@ -267,3 +267,19 @@ def dask_max(x, weight=None):
         if top > -np.inf:
             return top
     return float(x.max().compute())
+
+
+def unique_labels(y):
+    """The sorted label set of a dask vector (each chunk's labels, then their union)."""
+    return np.unique(y.map_blocks(np.unique, chunks=(np.nan,)).compute())
+
+
+def take_rows(a, index):
+    """Rows ``index`` (sorted, public) of a dask array, still on the workers."""
+    return a[np.asarray(index)]
+
+
+def predict_blocks(model, X):
+    """``model.predict`` chunk by chunk, where the rows live (a lazy dask vector)."""
+    probe = model.predict(np.zeros((1, X.shape[1])))
+    return X.map_blocks(model.predict, drop_axis=1, dtype=probe.dtype)

@@ -243,3 +243,28 @@ def test_a_ledger_sent_to_another_machine_refuses_to_charge():
     detached = rebuild(uid + "-gone", spool + "-not-here", config, base, host)
     DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, ledger=detached).fit(X, y2)
     assert len(detached) == 1
+
+
+@pytest.mark.slow
+def test_private_search_on_dask_inputs_equals_the_search_in_memory(client, monkeypatch):
+    """PrivateSearchCV on Dask inputs: charged once on the client, the runs on the cluster, the
+    validation scores as reductions; the same selection, model and record as in memory."""
+    from skdp import PrivacyLedger
+    from skdp.model_selection import PrivateSearchCV
+
+    X, y2, _, _ = _data(6)
+    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, classes=[0, 1], max_iter=10,
+                               delta=1e-6)
+    grid = {"epsilon": [0.5, 1.0], "C": [0.1, 1.0]}
+    a = PrivateSearchCV(est, grid, n_iter=3, random_state=2).fit(X, y2)
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a dask array was converted to numpy on the client")
+
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    with PrivacyLedger(delta=1e-5) as ledger:
+        b = PrivateSearchCV(est, grid, n_iter=3, random_state=2).fit(_lazy(X), _lazy(y2))
+    assert len(ledger) == 1 and ledger.entries[0].event == b.dp_event_ == a.dp_event_
+    assert b.best_params_ == a.best_params_ and b.epsilon_ == a.epsilon_
+    assert math.isclose(b.best_score_, a.best_score_, rel_tol=1e-9)
+    _assert_same_fit(a.best_estimator_, b.best_estimator_)

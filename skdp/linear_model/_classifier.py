@@ -3,7 +3,7 @@
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from .._dask import is_dask
+from .._dask import is_dask, unique_labels
 
 __all__ = ["resolve_classes", "encode_labels"]
 
@@ -16,7 +16,7 @@ def resolve_classes(classes, y):
     estimators; pass ``classes`` to avoid it).
     """
     if is_dask(y):  # labels on Dask workers: only the label set comes to the client
-        present = np.unique(y.map_blocks(np.unique, chunks=(np.nan,)).compute())
+        present = unique_labels(y)
         check_classification_targets(present)
     else:
         check_classification_targets(y)
