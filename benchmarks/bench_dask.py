@@ -133,7 +133,7 @@ def main():
     W = args.workers
     c_row = per_row_mem
     over = max(slope, 0.0)
-    lines.append("# Dask: per-step cost of a full-batch private step (`benchmarks/bench_dask.py`)\n")
+    lines.append("# Dask: per-step cost of a full-batch private step (bench_dask.py)\n")
     lines.append(f"LocalCluster, {W} worker processes x 1 thread, on a 2-core machine shared with "
                  "other jobs (timings noisy; ratios from one run). Logistic loss, d = 100 "
                  "(+ intercept), rows drawn on the workers in float32 and prepared (clipped, "
@@ -151,7 +151,8 @@ def main():
     lines.append(f"## Step time against n ({args.chunk_rows:,} rows per chunk)\n")
     lines.append("Memory: the in-memory kernel (one thread) per row, times n (linear in n; "
                  "the whole array does not fit this machine beside the cluster).\n")
-    lines.append("| n | chunks | Dask step (ms) | in memory (ms) | Dask / memory | ms per 1e6 rows |")
+    lines.append("| n | chunks | Dask step (ms) | in memory (ms) | Dask / memory | "
+                 "ms per 1e6 rows |")
     lines.append("|---:|---:|---:|---:|---:|---:|")
     for n, k, t, mem in rows_n:
         lines.append(f"| {n:.1e} | {k} | {t * 1e3:.1f} | {mem * 1e3:.1f} | {t / mem:.2f} | "

@@ -1,4 +1,4 @@
-"""Fitting on Dask: the rows stay on the workers, the loop, the noise and the accounting on the client.
+"""Fitting on Dask: the rows stay on the workers; the loop, noise and accounting on the client.
 
 A full-batch private step needs one thing from the data: the sum over all rows of the weighted
 clipped per-example gradients at the current point. That is a sum over chunks of rows, so
@@ -250,8 +250,8 @@ def chunk_counts(x, candidates):
 
     cand = np.asarray(candidates, dtype=np.float64)
     per_chunk = x.map_blocks(
-        lambda b: _counts(b, cand)[None], dtype=np.int64, chunks=((1,) * x.numblocks[0], 2, len(cand)),
-        new_axis=[1, 2] if x.ndim == 1 else None,
+        lambda b: _counts(b, cand)[None], dtype=np.int64,
+        chunks=((1,) * x.numblocks[0], 2, len(cand)), new_axis=[1, 2],
     )
     total = da.sum(per_chunk, axis=0).compute()
     return total[0], total[1], int(x.shape[0])

@@ -1,6 +1,5 @@
 """DPLinearSVC."""
 
-import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 

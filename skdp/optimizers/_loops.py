@@ -17,8 +17,8 @@ import numpy as np
 from ..privacy.noise import GAUSSIAN, add_noise_bulk
 
 __all__ = [
-    "is_distributed", "check_distributed", "distributed_oracle", "gdws_full_batch", "nesterov_full_batch",
-    "sgld_full_batch",
+    "is_distributed", "check_distributed", "distributed_oracle", "gdws_full_batch",
+    "nesterov_full_batch", "sgld_full_batch",
 ]
 
 
