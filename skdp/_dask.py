@@ -87,7 +87,15 @@ def as_dask_inputs(X, y):
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
     y = as_dask_vector(y, X.chunks[0], "y")
+    if y.dtype.kind in "fc":  # checked where each chunk is computed (as validate_data does)
+        y = y.map_blocks(_finite_y, dtype=y.dtype)
     return X, y
+
+
+def _finite_y(block):
+    if not np.all(np.isfinite(block)):
+        raise ValueError("Input y contains NaN or infinity.")
+    return block
 
 
 def _client():
@@ -114,9 +122,16 @@ def _prepare(x, Y, weight, data_norm, intercept_scaling, unit, max_weight):
     Xc = clip_rows(x, data_norm, intercept_scaling)
     if unit != 1.0:
         Xc /= unit
-    if weight is not None:
-        weight = np.clip(np.asarray(weight, dtype=np.float64), 0.0, max_weight)
+    if weight is not None:  # the in-memory checks of sample_weight, then its clip
+        weight = np.asarray(weight, dtype=np.float64)
+        if not np.all(np.isfinite(weight)):
+            raise ValueError("Input sample_weight contains NaN or infinity.")
+        if np.any(weight < 0):
+            raise ValueError("Negative values in data passed to `sample_weight`")
+        weight = np.clip(weight, 0.0, max_weight)
     Y = np.ascontiguousarray(Y, dtype=np.float64)
+    if not np.all(np.isfinite(Y)):
+        raise ValueError("Input y contains NaN or infinity.")
     return make_rows(Xc, weight), Y, np.arange(Xc.shape[0], dtype=np.int64)
 
 

@@ -190,6 +190,15 @@ def test_bad_inputs_are_refused_with_the_in_memory_errors():
         DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0).fit(_lazy(bad), _lazy(y2))
     with pytest.raises(ValueError, match="rows"):
         DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0).fit(_lazy(X), y2[:-1])
+    sw = np.ones(N)
+    sw[300] = -1.0
+    with pytest.raises(ValueError, match="Negative"):
+        DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0).fit(
+            _lazy(X), _lazy(y2), sample_weight=_lazy(sw))
+    yr = np.array(y2, dtype=float)
+    yr[5] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        DPRidge(optimizer="dp_gdws", data_norm=4.0, y_bounds=(-1, 1)).fit(_lazy(X), _lazy(yr))
     with pytest.raises(ValueError, match="not in classes"):
         DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, classes=[0, 5]).fit(
             _lazy(X), _lazy(y2)

@@ -217,7 +217,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 return None if M >= 1.0 else as_dask_vector(
                     np.full(X.shape[0], M), X.chunks[0], "sample_weight"
                 )
-            return as_dask_vector(sample_weight, X.chunks[0], "sample_weight").clip(0.0, M)
+            return as_dask_vector(sample_weight, X.chunks[0], "sample_weight")
         if sample_weight is None:
             return None if M >= 1.0 else np.full(X.shape[0], M)
         sw = _check_sample_weight(
