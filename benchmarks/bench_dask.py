@@ -46,6 +46,49 @@ def _design(n, chunk_rows, seed=0):
                       max_weight=1.0)
 
 
+def _timed_gradient(chunk, w, loss_id, tau):
+    """The step's task, with the kernel's own time on the worker (pickled by value)."""
+    import time as _time
+
+    from distributed import get_worker
+
+    from skdp._dask import _chunk_gradient
+
+    t0 = _time.perf_counter()
+    out = _chunk_gradient(chunk, w, loss_id, tau)
+    return out, (get_worker().address, _time.perf_counter() - t0)
+
+
+def _step_with_compute(design, w, lid):
+    """One step as ``DaskDesign.gradient_sum`` does it, timed: (wall, kernel critical path).
+
+    The kernel's critical path is the largest total kernel time of one worker (its chunks run
+    one after the other on its one thread); the rest of the wall time is the overhead (task
+    scheduling, the coefficients out and the sums back, the client's sum)."""
+    from distributed import get_client
+
+    client = get_client()
+    t0 = time.perf_counter()
+    futures = client.map(_timed_gradient, design._chunks, w=w, loss_id=lid, tau=0.5, pure=False)
+    parts = client.gather(futures)
+    total = parts[0][0].copy()
+    for out, _ in parts[1:]:
+        total += out
+    wall = time.perf_counter() - t0
+    per_worker = {}
+    for _, (addr, dt) in parts:
+        per_worker[addr] = per_worker.get(addr, 0.0) + dt
+    return wall, max(per_worker.values())
+
+
+def _time_split(design, w, lid, repeats):
+    _step_with_compute(design, w, lid)
+    runs = [_step_with_compute(design, w, lid) for _ in range(repeats)]
+    wall = float(np.median([r[0] for r in runs]))
+    comp = float(np.median([r[1] for r in runs]))
+    return wall, comp
+
+
 def _time_steps(step, repeats):
     step()  # warm (numba dispatch, connections)
     times = []
@@ -103,15 +146,16 @@ def main():
     n1 = 1_000_000
     mem1 = _memory_step(n1, args.repeats)
     rows_chunks = []
-    for k in (2, 4, 10, 20, 50):
+    for k in (2, 10, 50):
         design = _design(n1, -(-n1 // k))
-        t = _time_steps(lambda: design.gradient_sum(w, lid, 0.5), args.repeats)
-        rows_chunks.append((design.n_chunks, t))
+        t, comp = _time_split(design, w, lid, args.repeats)
+        rows_chunks.append((design.n_chunks, t, comp))
         design.close()
-        print(f"chunks {design.n_chunks:3d}: step {t * 1e3:8.1f} ms", flush=True)
-    ks = np.array([k for k, _ in rows_chunks], dtype=float)
-    ts = np.array([t for _, t in rows_chunks])
-    slope, intercept = np.polyfit(ks, ts, 1)  # seconds per extra chunk (serial part)
+        print(f"chunks {design.n_chunks:3d}: step {t * 1e3:8.1f} ms, kernel critical path "
+              f"{comp * 1e3:.1f} ms", flush=True)
+    ks = np.array([k for k, _, _ in rows_chunks], dtype=float)
+    ov = np.array([t - c for _, t, c in rows_chunks])
+    slope, intercept = np.polyfit(ks, ov, 1)  # overhead: fixed + per chunk
 
     # 2. n: chunks of chunk_rows rows
     per_row_mem = _memory_step(args.chunk_rows, args.repeats) / args.chunk_rows
@@ -119,12 +163,12 @@ def main():
     n = 1_000_000
     while n <= args.max_rows:
         design = _design(n, args.chunk_rows)
-        t = _time_steps(lambda: design.gradient_sum(w, lid, 0.5), args.repeats)
+        t, comp = _time_split(design, w, lid, args.repeats)
         mem = per_row_mem * n
-        rows_n.append((n, design.n_chunks, t, mem))
+        rows_n.append((n, design.n_chunks, t, comp, mem))
         design.close()
-        print(f"n {n:.0e}: {design.n_chunks} chunks, dask {t * 1e3:.1f} ms, memory "
-              f"{mem * 1e3:.1f} ms, ratio {t / mem:.2f}", flush=True)
+        print(f"n {n:.0e}: {design.n_chunks} chunks, dask {t * 1e3:.1f} ms (kernel "
+              f"{comp * 1e3:.1f}), memory {mem * 1e3:.1f} ms, ratio {t / mem:.2f}", flush=True)
         n *= 2
     client.close()
     cluster.close()
@@ -132,7 +176,7 @@ def main():
     # 3. extrapolation: a step on W workers ~ n * c_row / W + chunks * overhead
     W = args.workers
     c_row = per_row_mem
-    over = max(slope, 0.0)
+    over = max(slope, 0.0) + max(intercept, 0.0) / max(ks.max(), 1.0)  # per chunk, generous
     lines.append("# Dask: per-step cost of a full-batch private step (bench_dask.py)\n")
     lines.append(f"LocalCluster, {W} worker processes x 1 thread, on a 2-core machine shared with "
                  "other jobs (timings noisy; ratios from one run). Logistic loss, d = 100 "
@@ -142,21 +186,26 @@ def main():
                  f"order). Median of {args.repeats} steps.\n")
     lines.append("## Step time against chunk count (n = 1e6)\n")
     lines.append(f"In-memory kernel on the same n (one thread): {mem1 * 1e3:.1f} ms.\n")
-    lines.append("| chunks | Dask step (ms) | Dask / memory |")
-    lines.append("|---:|---:|---:|")
-    for k, t in rows_chunks:
-        lines.append(f"| {k} | {t * 1e3:.1f} | {t / mem1:.2f} |")
-    lines.append(f"\nLinear fit: step = {intercept * 1e3:.1f} ms + {slope * 1e3:.2f} ms per chunk "
-                 "(the per-task cost of the round trip, scheduling included).\n")
+    lines.append("Kernel critical path: the largest total kernel time of one worker, timed "
+                 "inside the tasks; overhead = step - kernel critical path (scheduling, the "
+                 "coefficients out, the sums back, the client's sum).\n")
+    lines.append("| chunks | Dask step (ms) | kernel critical path (ms) | overhead (ms) | "
+                 "overhead share | Dask / memory |")
+    lines.append("|---:|---:|---:|---:|---:|---:|")
+    for k, t, c in rows_chunks:
+        lines.append(f"| {k} | {t * 1e3:.1f} | {c * 1e3:.1f} | {(t - c) * 1e3:.1f} | "
+                     f"{(t - c) / t:.1%} | {t / mem1:.2f} |")
+    lines.append(f"\nLinear fit of the overhead: {intercept * 1e3:.1f} ms + {slope * 1e3:.2f} ms "
+                 "per chunk.\n")
     lines.append(f"## Step time against n ({args.chunk_rows:,} rows per chunk)\n")
     lines.append("Memory: the in-memory kernel (one thread) per row, times n (linear in n; "
                  "the whole array does not fit this machine beside the cluster).\n")
-    lines.append("| n | chunks | Dask step (ms) | in memory (ms) | Dask / memory | "
-                 "ms per 1e6 rows |")
-    lines.append("|---:|---:|---:|---:|---:|---:|")
-    for n, k, t, mem in rows_n:
-        lines.append(f"| {n:.1e} | {k} | {t * 1e3:.1f} | {mem * 1e3:.1f} | {t / mem:.2f} | "
-                     f"{t / n * 1e9:.1f} |")
+    lines.append("| n | chunks | Dask step (ms) | kernel critical path (ms) | overhead share | "
+                 "in memory (ms) | Dask / memory | ms per 1e6 rows |")
+    lines.append("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for n, k, t, c, mem in rows_n:
+        lines.append(f"| {n:.1e} | {k} | {t * 1e3:.1f} | {c * 1e3:.1f} | {(t - c) / t:.1%} | "
+                     f"{mem * 1e3:.1f} | {t / mem:.2f} | {t / n * 1e9:.1f} |")
     lines.append("\n## Extrapolation to 1e7 and 1e8 rows (on paper)\n")
     lines.append(f"Per-row kernel cost c = {c_row * 1e9:.1f} ns (one thread, measured above); "
                  f"per-task overhead o = {over * 1e3:.2f} ms (slope of the chunk sweep). With "
