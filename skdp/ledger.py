@@ -41,9 +41,13 @@ open ledgers with them (a private attribute set in ``__getstate__``, kept by ``c
 fits running in worker processes are charged to the context ledgers too. Threads share the
 process-wide context.
 
-This needs a file system shared by the processes (one machine). With a distributed backend
-(dask on several hosts) pass the fitted estimators' events to :meth:`PrivacyLedger.record` or
-:func:`compose` instead.
+This needs a file system shared by the processes (one machine). A Dask cluster on one machine
+(``distributed.LocalCluster``, joblib's ``"dask"`` backend) is served by the same spool. A copy
+unpickled on another machine (a multi-host cluster) cannot reach the spool: it refuses to charge
+(the fit raises), never loses a charge. There, search with
+:class:`~skdp.model_selection.PrivateSearchCV` on Dask inputs (the search is charged once, on the
+client, before any run) or pass the fitted estimators' events to :meth:`PrivacyLedger.record` or
+:func:`compose`.
 """
 
 from dataclasses import dataclass
@@ -53,6 +57,7 @@ import numbers
 import os
 import pickle
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -302,8 +307,16 @@ def _composed_epsilon(events, delta, accountant):
 
 
 # -- the ledger --------------------------------------------------------------------------------
-def _rebuild(uid, spool, config, base):
+#: The machine a ledger's spool lives on: a copy unpickled on another machine cannot reach it.
+_HOST = socket.gethostname()
+
+
+def _rebuild(uid, spool, config, base, host=None):
     """Unpickle a ledger: the object itself in its own process, a replica elsewhere.
+
+    On another machine (``host``, the owner's, differs from this one's: a worker of a
+    multi-host Dask cluster) the spool cannot be reached, so the copy is a *remote* replica
+    that refuses to charge (a fit with it raises RuntimeError): a charge must never be lost.
 
     In a forked child the registry holds the copy inherited from the parent, a replica of the
     parent's spool (see :meth:`PrivacyLedger._adopt`): it is returned, so that its charges
@@ -320,6 +333,8 @@ def _rebuild(uid, spool, config, base):
     obj._setup(uid=uid, base=list(base), owner=False, **config)
     if spool is not None and os.path.isdir(spool):
         obj._spool = spool  # a replica writes to the owner's spool
+    elif spool is not None and host is not None and host != _HOST:
+        obj._orphan = obj._remote = True  # its charges could not reach the owner: refuses
     return obj
 
 
@@ -413,6 +428,7 @@ class PrivacyLedger:
         self._pid = os.getpid()  # the process this object belongs to (see _adopt)
         self._finalizer = None  # removes the spool of an owner
         self._orphan = False  # inherited through fork with no spool: cannot reach its owner
+        self._remote = False  # unpickled on another machine than its owner's (also an orphan)
         with _REGISTRY_LOCK:
             _REGISTRY[uid] = self
 
@@ -427,7 +443,7 @@ class PrivacyLedger:
         spool = self._ensure_spool()
         config = dict(epsilon=self.epsilon, delta=self.delta, accountant=self.accountant,
                       name=self.name)
-        return (_rebuild, (self._uid, spool, config, tuple(self._base)))
+        return (_rebuild, (self._uid, spool, config, tuple(self._base), _HOST))
 
     def _ensure_spool(self):
         self._adopt()
@@ -463,6 +479,16 @@ class PrivacyLedger:
         self._orphan = self._spool is None
 
     def _orphan_message(self):
+        if self._remote:
+            return (
+                f"{self._label()} was sent to another machine (host {socket.gethostname()!r}, "
+                "a worker of a multi-host cluster) than the one holding its spool, so charges "
+                "made here cannot reach it; nothing is charged and the fit is refused. On a "
+                "cluster, search with skdp.model_selection.PrivateSearchCV (charged once, on the "
+                "client, before any run) on Dask inputs, or run the search on one machine "
+                "(a LocalCluster), or fit without a ledger and charge the fitted estimators' "
+                "dp_event_ with PrivacyLedger.record"
+            )
         return (
             f"{self._label()} was inherited by a forked process (pid {os.getpid()}) before it "
             "had a spool directory, so charges made here cannot reach the parent's ledger; "

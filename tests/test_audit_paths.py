@@ -145,6 +145,7 @@ def test_estimator_paths_cover_losses_multiclass_sparse_secure_pld():
             (DPLinearSVC, True), (DPRidge, False)} <= kinds
     assert {p.sparse for p in paths} >= {"csr", "csc"}
     assert any(p.make(0).secure_mode for p in paths)
+    assert {type(p.make(0)) for p in paths if p.dask} >= {DPLogisticRegression, DPRidge}
     assert {type(p.make(0)) for p in paths if _uses_pld(p)} >= {DPLogisticRegression, DPRidge}
     for p in paths:  # the audited estimators are the powered ones (a saturated canary)
         est = p.make(0)
@@ -156,7 +157,8 @@ def _small_params():
     out = []
     for p in PATHS:
         # dp-accounting's PLD calibration takes one to three minutes at delta = 0.2 here
-        marks = [pytest.mark.slow] if _uses_pld(p) else []
+        # the Dask path: a task per chunk and step, ~0.1 s a fit (slow run)
+        marks = [pytest.mark.slow] if _uses_pld(p) or getattr(p, "dask", False) else []
         out.append(pytest.param(p, id=p.label, marks=marks))
     return out
 

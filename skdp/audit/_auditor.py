@@ -8,6 +8,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
+from .._dask import is_dask
 from ._bounds import EpsilonLowerBound, epsilon_lower_bound, gaussian_epsilon
 from ._cache import memoized_accounting
 from ._canary import canary_direction, null_neighbour, zero_row
@@ -233,8 +234,9 @@ def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statisti
     if n_fits < 4:
         raise ValueError(f"n_fits must be >= 4, got {n_fits}")
     # a sparse X stays sparse: the fits then run the sparse kernels (the path audited)
-    X = X if sp.issparse(X) else np.asarray(X)
-    y = np.asarray(y)
+    dask_input = is_dask(X)  # the rows stay in dask arrays: the distributed path is audited
+    X = X if sp.issparse(X) or dask_input else np.asarray(X)
+    y = y if dask_input else np.asarray(y)
     if callable(estimator) and not hasattr(estimator, "fit"):
         factory = estimator
     else:
@@ -254,6 +256,8 @@ def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statisti
     X_out, y_out = neighbour
     x_canary = X[index].toarray().ravel() if sp.issparse(X) else X[index]
     label = y[index]
+    if dask_input:  # the auditor's own canary, known to it
+        x_canary, label = np.asarray(x_canary.compute()), np.asarray(label.compute())[()]
     if statistic is None:
         def statistic(model):
             return _default_estimator_statistic(model, x_canary, label)

@@ -332,6 +332,9 @@ class EstimatorPath:
     sparse : None, "csr" or "csc"
     factor : float
     fits : int
+    dask : bool
+        X and y as dask arrays in uneven chunks (the distributed path, :mod:`skdp._dask`; run
+        on the local scheduler, or on the current ``distributed.Client``).
     """
 
     label: str
@@ -343,6 +346,7 @@ class EstimatorPath:
     factor: float = 0.5
     fits: int = 1000
     why: str = ""
+    dask: bool = False
 
     @property
     def task(self):
@@ -393,6 +397,8 @@ def _estimators():
 
 def estimator_paths():
     """The estimator-level audits, ``[EstimatorPath, ...]``."""
+    from ..optimizers.dp_gdws import DPGDWS
+
     logistic, svc, ridge = _estimators()
     E = EstimatorPath
     return [
@@ -410,6 +416,11 @@ def estimator_paths():
         E("DPLogisticRegression secure_mode", "secure_mode", logistic(secure_mode=True)),
         E("DPLogisticRegression accountant=pld", "PLD accountant", logistic(accountant="pld")),
         E("DPRidge accountant=pld", "PLD accountant", ridge(accountant="pld"), loss="squared"),
+        # the Dask path: the steps' sums over chunks on the workers, the noise on the client
+        E("DPLogisticRegression on Dask (dp_gdws)", "Dask input",
+          logistic(optimizer=DPGDWS(step=0.01, max_iter=10)), dask=True),
+        E("DPRidge on Dask (dp_nag_opt)", "Dask input",
+          ridge(optimizer="dp_nag_opt"), loss="squared", dask=True),
     ]
 
 
@@ -468,5 +479,17 @@ def run_path(path, n_fits, random_state=0, factor=1.0, method="split"):
     if path.n_classes > 2:
         loss = "multinomial" if path.loss == "logistic" else path.loss
         statistic = _projected_score(c.x, c.label, loss)
+    neighbour = None
+    if path.dask:  # D and D' as dask arrays in two uneven chunks
+        import dask.array as da
+
+        from ._canary import zero_row
+
+        chunks = (N_ROWS // 3, c.X.shape[0] - N_ROWS // 3)
+        X = da.from_array(c.X, chunks=(chunks, c.X.shape[1]))
+        y = da.from_array(np.asarray(c.y), chunks=(chunks,))
+        neighbour = (da.from_array(zero_row(c.X, c.index), chunks=X.chunks), y)
+        return audit_estimator(path.make, X, y, c.index, neighbour=neighbour, n_fits=n_fits,
+                               statistic=statistic, method=method, random_state=random_state)
     return audit_estimator(path.make, X, c.y, c.index, n_fits=n_fits, statistic=statistic,
                            method=method, random_state=random_state)

@@ -16,6 +16,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from sklearn.utils._param_validation import StrOptions
 
 from .._compile_notice import compile_notice
+from .._dask import DaskDesign, as_dask_inputs, as_dask_vector, is_dask
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
     check_delta, check_epsilon, check_positive,
@@ -192,6 +193,10 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         return super().set_params(**params)
 
     def _validate_X_y(self, X, y, **kwargs):
+        if is_dask(X):  # rows that stay on Dask workers (skdp._dask): checked there
+            X, y = as_dask_inputs(X, y)
+            self.n_features_in_ = int(X.shape[1])
+            return X, y
         return validate_data(self, X, y, accept_sparse=SPARSE_FORMATS, dtype=np.float64, **kwargs)
 
     def _validate_X_predict(self, X):
@@ -208,6 +213,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         noise is calibrated for that bound, so the weights used must respect it).
         """
         M = check_positive(self.max_sample_weight, "max_sample_weight")
+        if is_dask(X):  # checked and clipped on the workers (skdp._dask)
+            if sample_weight is None:
+                return None if M >= 1.0 else as_dask_vector(
+                    np.full(X.shape[0], M), X.chunks[0], "sample_weight"
+                )
+            return as_dask_vector(sample_weight, X.chunks[0], "sample_weight")
         if sample_weight is None:
             return None if M >= 1.0 else np.full(X.shape[0], M)
         sw = _check_sample_weight(
@@ -252,17 +263,27 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         # the release the fit starts from (None: a cold start); read before it is replaced
         start = self._warm_start_record() if init is not None else None
         what = optimizer.name or type(optimizer).__name__
-        with compile_notice(what, self.verbose):  # a first fit says so when numba compiles
-            Xc = clip_rows(X, data_norm, s if self.fit_intercept else None)
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
+        unit = data_norm
+        if is_dask(X):  # the same preparation, chunk by chunk on the workers
+            from ..optimizers._loops import check_distributed  # numba: only for Dask fits
+
+            check_distributed(optimizer, X.shape[0])  # before any work on the cluster
+            Xc = DaskDesign(
+                X, Y, sw, data_norm, s if self.fit_intercept else None, unit,
+                float(self.max_sample_weight),
+            )
+        else:
+            with compile_notice(what, self.verbose):  # a first fit says so when numba compiles
+                Xc = clip_rows(X, data_norm, s if self.fit_intercept else None)
+            Y = np.ascontiguousarray(Y, dtype=np.float64)
         # The optimizer works in units of data_norm: rows of norm <= 1, the scale its step
         # rules and heuristics assume. An exact reparameterisation of the same objective
         # (X_u = X / D, W_u = D W, lam_u = lam / D^2); nothing changes when D = 1.
-        unit = data_norm
         if unit != 1.0:
             if sp.issparse(Xc):
                 Xc.data /= unit
-            else:
+            elif not is_dask(X):  # (a DaskDesign is already in these units)
                 Xc /= unit
             R, lam = R / unit, lam / unit**2
             init = None if init is None else init * unit
@@ -274,7 +295,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         else:
             clip = float(self.derivative_clip)
         problem = Problem(
-            X=Xc, Y=np.ascontiguousarray(Y, dtype=np.float64), loss=loss, lam=lam,
+            X=Xc, Y=Y, loss=loss, lam=lam,
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),
             sample_weight=sw,
             max_sample_weight=float(self.max_sample_weight), init=init,
@@ -286,8 +307,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 "a ledger without a ceiling, whose total is now infinite",
                 UserWarning, stacklevel=3,
             )
-        with compile_notice(what, self.verbose):
-            result, record = fit.solve(optimizer, problem, callback, every)
+        try:
+            with compile_notice(what, self.verbose):  # a first fit says so when numba compiles
+                result, record = fit.solve(optimizer, problem, callback, every)
+        finally:
+            if is_dask(X):
+                Xc.close()  # the persisted chunks are not needed after the fit
         # Ledgers are charged with this fit's own event (the start was charged by its own fit);
         # the model's record composes the start's history with it.
         charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples))

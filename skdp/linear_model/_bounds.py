@@ -33,6 +33,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
+from .._dask import dask_max, is_dask
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
 from ..ledger import ledgers_to_charge, precheck
 from ..optimizers import Budget
@@ -300,6 +301,10 @@ def _is_zcdp_within(event, rho):
 
 
 def _row_norms(X):
+    if is_dask(X):  # one norm per row, computed where the rows live (never gathered)
+        return X.map_blocks(
+            lambda b: np.sqrt(np.einsum("ij,ij->i", b, b)), drop_axis=1, dtype=np.float64
+        )
     if sp.issparse(X):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     return np.sqrt(np.einsum("ij,ij->i", X, X))
@@ -331,6 +336,9 @@ def resolve_data_norm(param, X, fit, sample_weight=None):
     if fit.row_norm_bound is not None:
         return float(fit.row_norm_bound), float(fit.row_norm_bound)
     norms = _row_norms(X)
+    if not fit.private and is_dask(norms):  # epsilon = inf: the exact bound, a reduction
+        top = dask_max(norms, sample_weight)
+        return (top, top) if top > 0 else (1.0, 1.0)
     if not fit.private:
         norms = _weighted_rows(norms, sample_weight)
         top = float(norms.max()) if norms.size else 0.0
@@ -364,7 +372,13 @@ def resolve_y_bounds(param, y, fit, sample_weight=None):
     bounds = check_y_bounds(param)
     if bounds != "auto":
         return bounds
-    y = np.asarray(y, dtype=np.float64)
+    if is_dask(y):
+        y = y.astype(np.float64)
+        if not fit.private:  # epsilon = inf: the exact range, a reduction
+            low, high = -dask_max(-y, sample_weight), dask_max(y, sample_weight)
+            return (low - 1.0, high + 1.0) if low == high else (low, high)
+    else:
+        y = np.asarray(y, dtype=np.float64)
     if not fit.private:
         kept = _weighted_rows(y, sample_weight)
         low, high = float(kept.min()), float(kept.max())

@@ -3,7 +3,9 @@
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-__all__ = ["resolve_classes"]
+from .._dask import is_dask, unique_labels
+
+__all__ = ["resolve_classes", "encode_labels"]
 
 
 def resolve_classes(classes, y):
@@ -13,14 +15,19 @@ def resolve_classes(classes, y):
     read from y, which reveals which labels occur in the training set (documented on the
     estimators; pass ``classes`` to avoid it).
     """
-    check_classification_targets(y)
+    if is_dask(y):  # labels on Dask workers: only the label set comes to the client
+        present = unique_labels(y)
+        check_classification_targets(present)
+    else:
+        check_classification_targets(y)
+        present = np.unique(y)
     if classes is None:
-        classes_ = np.unique(y)
+        classes_ = present
     else:
         classes_ = np.unique(np.asarray(classes))
         if classes_.shape[0] != np.asarray(classes).shape[0]:
             raise ValueError(f"classes must not contain duplicates; got {classes!r}")
-        unknown = np.setdiff1d(np.unique(y), classes_)
+        unknown = np.setdiff1d(present, classes_)
         if unknown.size:
             raise ValueError(
                 f"y contains labels {unknown.tolist()} that are not in classes={classes_.tolist()}"
@@ -30,5 +37,16 @@ def resolve_classes(classes, y):
             "a classifier needs samples of at least 2 classes; the data contains only one class: "
             f"{classes_.tolist()}"
         )
+    if is_dask(y):
+        return classes_, y.map_blocks(lambda b: np.searchsorted(classes_, b), dtype=np.int64)
     index = np.searchsorted(classes_, y)
     return classes_, index
+
+
+def encode_labels(index, K, negative):
+    """Targets from label indices (numpy or dask): one column of +-1 for two classes, else a
+    (n, K) matrix with 1 at the label and ``negative`` elsewhere."""
+    if K == 2:
+        return np.where(index == 1, 1.0, -1.0)[:, None]
+    hit = index[:, None] == np.arange(K)[None, :]
+    return np.where(hit, 1.0, float(negative))

@@ -7,7 +7,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 from .._validation import POSITIVE
 from ..losses import get_loss
 from ._base import DPLinearModel
-from ._classifier import resolve_classes
+from ._classifier import encode_labels, resolve_classes
 from ._docs import fill
 
 __all__ = ["DPLogisticRegression"]
@@ -109,13 +109,8 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         C = check_positive(self.C, "C")
         self.classes_, index = resolve_classes(self.classes, y)
         n, K = X.shape[0], self.classes_.shape[0]
-        if K == 2:
-            loss = get_loss("logistic")
-            Y = np.where(index == 1, 1.0, -1.0)[:, None]
-        else:
-            loss = get_loss("multinomial")
-            Y = np.zeros((n, K))
-            Y[np.arange(n), index] = 1.0
+        loss = get_loss("logistic" if K == 2 else "multinomial")
+        Y = encode_labels(index, K, 0.0)
         W = self._fit_problem(
             X, Y, loss, 1.0 / (n * C), loss.default_clip(Y.shape[1]), n, sample_weight
         )

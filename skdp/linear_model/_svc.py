@@ -1,13 +1,12 @@
 """DPLinearSVC."""
 
-import numpy as np
 from sklearn.base import ClassifierMixin, _fit_context
 from sklearn.utils._param_validation import StrOptions
 
 from .._validation import POSITIVE, check_positive
 from ..losses import get_loss
 from ._base import DPLinearModel
-from ._classifier import resolve_classes
+from ._classifier import encode_labels, resolve_classes
 from ._docs import fill
 
 __all__ = ["DPLinearSVC"]
@@ -104,11 +103,7 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         self.classes_, index = resolve_classes(self.classes, y)
         n, K = X.shape[0], self.classes_.shape[0]
         loss = get_loss("squared_hinge")
-        if K == 2:
-            Y = np.where(index == 1, 1.0, -1.0)[:, None]
-        else:
-            Y = -np.ones((n, K))
-            Y[np.arange(n), index] = 1.0
+        Y = encode_labels(index, K, -1.0)
         W = self._fit_problem(
             X, Y, loss, 1.0 / (n * C), loss.default_clip(Y.shape[1]), n, sample_weight
         )

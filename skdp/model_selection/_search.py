@@ -15,6 +15,7 @@ from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 from .._validation import (
     OPEN_UNIT, POSITIVE, POSITIVE_OR_INF, RANDOM_STATE, check_delta, make_generator,
 )
+from .._dask import as_dask_inputs, is_dask, predict_blocks, take_rows, unique_labels
 from ..ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge, ledgers_to_charge
 from ..ledger import precheck
 from ..privacy import (
@@ -251,9 +252,15 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
                 "y_bounds='auto' only releases bounds inside each fit"
             )
 
-        y_arr = np.asarray(y)
-        n = y_arr.shape[0]
-        n_features = np.asarray(X[:1] if not hasattr(X, "iloc") else X.iloc[:1]).shape[1]
+        dask_input = is_dask(X)
+        if dask_input:  # rows on Dask workers: the runs fit there, the scores are reductions
+            X, y = as_dask_inputs(X, y)
+            y_arr = y
+            n, n_features = int(X.shape[0]), int(X.shape[1])
+        else:
+            y_arr = np.asarray(y)
+            n = y_arr.shape[0]
+            n_features = np.asarray(X[:1] if not hasattr(X, "iloc") else X.iloc[:1]).shape[1]
         _check_stateless_steps(self.estimator, _probe(n_features))
         delta = check_delta(self.delta, n)
         m = int(round(self.validation_fraction * n))
@@ -267,7 +274,8 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         if classifier:
             # the label set must be fixed for the plan; as for the estimators, reading it from
             # y reveals which labels occur (pass `classes` to the estimator to avoid it)
-            classes = np.asarray(final.classes) if final.classes is not None else np.unique(y_arr)
+            classes = np.asarray(final.classes) if final.classes is not None else (
+                unique_labels(y_arr) if dask_input else np.unique(y_arr))
         for params in candidates:
             est = clone(self.estimator).set_params(**params)
             if classifier:
@@ -329,7 +337,8 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         # changes the training part or the validation part, never which part the others are in.
         perm = rng.permutation(n)
         valid, train = np.sort(perm[:m]), np.sort(perm[m:])
-        X_tr, y_tr, X_va, y_va = _take(X, train), _take(y, train), _take(X, valid), y_arr[valid]
+        take = take_rows if dask_input else _take
+        X_tr, y_tr, X_va, y_va = take(X, train), take(y, train), take(X, valid), y_arr[valid]
         K = sample_repetitions(rng, float(self.n_iter), float(self.shape))
         best = None  # (noisy score, candidate index, model)
         for _ in range(K):
@@ -509,6 +518,13 @@ def _check_planned(model, planned):
 
 def _score(model, X, y, scoring, final):
     """The exact validation score; its per-record contributions are bounded (sensitivity)."""
+    if is_dask(X):  # predicted where the rows live; only the mean comes back
+        pred = predict_blocks(model, X)
+        if scoring == "accuracy":
+            return float((pred == y).mean().compute())
+        low, high = (float(v) for v in final.y_bounds)
+        err = (y.astype(float).clip(low, high) - pred.clip(low, high)) ** 2
+        return -float(err.mean().compute())
     pred = model.predict(X)
     if scoring == "accuracy":
         return float(np.mean(pred == y))

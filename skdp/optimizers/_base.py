@@ -109,7 +109,9 @@ class Problem:
                 "noise would be calibrated for weights the data does not respect; pass the "
                 "weights explicitly (in [0, max_sample_weight]) or use max_sample_weight >= 1"
             )
-        if w is not None:
+        if w is not None and getattr(self.X, "is_distributed", False):
+            pass  # weights on the workers, clipped to [0, max_sample_weight] where they live
+        elif w is not None:
             w = np.asarray(w, dtype=np.float64)
             if w.shape != (self.X.shape[0],):
                 raise ValueError(
@@ -122,7 +124,10 @@ class Problem:
 
     @cached_property
     def rows(self):
-        """The kernel view of ``X`` with the weights (see :mod:`skdp._rows`)."""
+        """The kernel view of ``X`` with the weights (see :mod:`skdp._rows`); a distributed
+        design (:mod:`skdp._dask`) is its own view."""
+        if getattr(self.X, "is_distributed", False):
+            return self.X
         from .._rows import make_rows  # imports numba: on first use, not with skdp
 
         return make_rows(self.X, self.sample_weight)
@@ -201,6 +206,10 @@ class OptimizeResult:
     mechanism_record: PrivacyRecord = None
 
 
+#: The optimizers whose full-batch steps run on Dask inputs.
+DISTRIBUTED_OPTIMIZERS = ("dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld")
+
+
 def batch_fraction(batch_size, n):
     """Poisson sampling rate q from a public ``batch_size``: None (full batch), an int (expected
     batch size) or a float in (0, 1] (the rate itself)."""
@@ -273,6 +282,8 @@ class DPOptimizer(BaseEstimator):
     event_depends_on_problem = True
     #: Whether ``problem.init`` (a public starting point, the estimators' ``warm_start``) is used.
     supports_warm_start = True
+    #: Whether the full-batch steps can run on rows that live on Dask workers (:mod:`skdp._dask`).
+    supports_distributed = False
 
     def solve(
         self, problem, budget, rng, record_trace=False, replay=None, callback=None,
@@ -311,6 +322,10 @@ class DPOptimizer(BaseEstimator):
         """
         self._check_params()
         progress = ProgressMonitor(callback, callback_every)
+        if getattr(problem.X, "is_distributed", False):
+            from ._loops import check_distributed
+
+            check_distributed(self, problem.n_samples)
         if problem.init is not None and not self.supports_warm_start:
             raise ValueError(f"{type(self).__name__} cannot start from a given point (init)")
         if not budget.is_private:

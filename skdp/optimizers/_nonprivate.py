@@ -55,6 +55,10 @@ def minimize_objective(problem, max_iter=None, tol=None, name="the non-private s
         value = value_and_gradient(X, Y, np.ascontiguousarray(w), lid, tau, lam, grad, z, s)
         return value, grad.copy()
 
+    if getattr(X, "is_distributed", False):  # rows on Dask workers (skdp._dask)
+        def fun(w):
+            return X.value_and_gradient(np.ascontiguousarray(w), lid, tau, lam)
+
     result = minimize(
         fun, problem.start(), jac=True, method="L-BFGS-B",
         options={

@@ -26,6 +26,7 @@ from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
 from ._step_parts import batch_rate, draw_batch
+from ._loops import distributed_oracle, gdws_full_batch
 
 __all__ = ["DPGDWS"]
 
@@ -131,6 +132,7 @@ class DPGDWS(DPOptimizer):
     # its event is a function of n, the budget and the hyper-parameters only
     event_depends_on_problem = False
     supports_replay = True
+    supports_distributed = True  # full batch: the step is a sum over rows
 
     _parameter_constraints: dict = {
         "max_iter": [POSITIVE_INT, None],
@@ -218,8 +220,16 @@ class DPGDWS(DPOptimizer):
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
+        oracle = distributed_oracle(problem, q >= 1.0, self.name)  # None in memory
 
         def run_chunk(start, stop):
+            if oracle is not None:  # rows on Dask workers: the same steps in Python
+                gdws_full_batch(
+                    oracle, w, problem.lam, stop - start, 1.0 / problem.n_samples, step,
+                    smoothing, mech, noise_scale, rng, trace[start:stop], replay is not None, u,
+                    start,
+                )
+                return
             _dp_gdws_kernel(
                 problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
                 stop - start, batch_rate(q), 1.0 / (q * problem.n_samples), step, smoothing, mech,

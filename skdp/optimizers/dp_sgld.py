@@ -30,6 +30,7 @@ from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
 from ._step_parts import batch_rate, draw_batch
+from ._loops import distributed_oracle, sgld_full_batch
 
 __all__ = ["DPSGLD"]
 
@@ -208,6 +209,7 @@ class DPSGLD(DPOptimizer):
 
     name = "dp_sgld"
     supports_replay = True
+    supports_distributed = True  # full batch: the step is a sum over rows
 
     _parameter_constraints: dict = {
         "max_iter": [POSITIVE_INT, None],
@@ -403,8 +405,16 @@ class DPSGLD(DPOptimizer):
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         record_trace = record_trace or replay is not None
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
+        oracle = distributed_oracle(problem, sampling == FULL, self.name)  # None in memory
 
         def run_chunk(start, stop):
+            if oracle is not None:  # rows on Dask workers: the same steps in Python
+                sgld_full_batch(
+                    oracle, w, problem.lam, etas[start:stop], 1.0 / m_pub, sigma,
+                    sigma * math.sqrt(2.0 / problem.lam), radius, rng, trace[start:stop],
+                    replay is not None, start == 0,
+                )
+                return
             _sgld_kernel(
                 problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
                 etas[start:stop], sampling, batch_rate(q), 1.0 / m_pub, sigma,

@@ -24,6 +24,8 @@ import math
 
 import numpy as np
 
+from .._dask import chunk_counts, is_dask
+
 from .events import ExponentialMechanismEvent
 
 __all__ = [
@@ -78,12 +80,15 @@ def is_reliable(n, epsilon, q, n_candidates, beta=0.05):
 
 def quantile_utility(x, q, candidates):
     """The utility ``u(c)`` of every candidate (sensitivity 1; see the module docstring)."""
-    x = np.asarray(x, dtype=np.float64).ravel()
-    n = x.shape[0]
-    xs = np.sort(x)
     cand = np.asarray(candidates, dtype=np.float64)
-    below = np.searchsorted(xs, cand, side="left")  # #{x_i < c}
-    upto = np.searchsorted(xs, cand, side="right")  # #{x_i <= c}
+    if is_dask(x):  # values on Dask workers: counts per candidate, summed over the chunks
+        below, upto, n = chunk_counts(x, cand)
+    else:
+        x = np.asarray(x, dtype=np.float64).ravel()
+        n = x.shape[0]
+        xs = np.sort(x)
+        below = np.searchsorted(xs, cand, side="left")  # #{x_i < c}
+        upto = np.searchsorted(xs, cand, side="right")  # #{x_i <= c}
     # distance from q n to [#{x < c}, #{x <= c}]: 0 at the quantile even on an atom of ties
     return -np.maximum(np.maximum(below - q * n, q * n - upto), 0.0)
 

@@ -1,0 +1,300 @@
+"""Fitting on Dask: the rows stay on the workers; the loop, noise and accounting on the client.
+
+A full-batch private step needs one thing from the data: the sum over all rows of the weighted
+clipped per-example gradients at the current point. That is a sum over chunks of rows, so
+:class:`DaskDesign` persists the prepared chunks once on the workers (each row clipped to
+``data_norm``, the intercept column appended, the targets encoded and the weights clipped to
+``[0, max_sample_weight]``, exactly as the in-memory fit prepares them), and every step
+
+1. sends the coefficients (a vector of ``p * K`` floats) with one task per chunk, which runs
+   the numba kernel :func:`skdp.optimizers._glm.clipped_gradient_sum` on the chunk where it
+   lives;
+2. gathers the per-chunk sums and adds them on the client in chunk order (a fixed order: the
+   same data and chunking give the same floats);
+3. adds the noise on the client, from the fit's generator (:mod:`skdp.optimizers._loops`).
+
+Nothing of the data reaches the client but each step's clipped sum (whose sensitivity is the
+one the noise is calibrated for), the public n and shapes, and what the in-memory fit releases
+too: the label set when ``classes`` is not given, and the private bounds (``data_norm="auto"``,
+``y_bounds="auto"``), computed from per-chunk counts over public candidates
+(:func:`chunk_counts`). The privacy record is the in-memory fit's.
+
+With a ``distributed.Client`` the chunks are futures and the steps ``client.map`` calls on them;
+without one (dask's local schedulers) the same tasks run through ``dask.compute``.
+"""
+
+import sys
+
+import numpy as np
+
+__all__ = [
+    "is_dask", "as_dask_inputs", "as_dask_vector", "DaskDesign", "chunk_counts", "dask_max",
+    "unique_labels", "take_rows", "predict_blocks",
+]
+
+
+def is_dask(obj):
+    """Whether ``obj`` is a Dask collection (array, DataFrame, Series); dask is not imported
+    when it was not already."""
+    if "dask" not in sys.modules or obj is None:
+        return False
+    import dask
+
+    return dask.is_dask_collection(obj)
+
+
+def _to_array(obj, name):
+    """A dask array with known chunk sizes from a dask array, DataFrame or Series."""
+    import dask.array as da
+
+    if hasattr(obj, "to_dask_array"):  # dask DataFrame / Series: lengths computed once
+        obj = obj.to_dask_array(lengths=True)
+    if not isinstance(obj, da.Array):
+        raise ValueError(f"{name} must be a dask array, DataFrame or Series; got {type(obj)}")
+    if any(np.isnan(c) for chunks in obj.chunks for c in chunks):
+        obj = obj.compute_chunk_sizes()
+    return obj
+
+
+def as_dask_vector(v, row_chunks, name):
+    """``v`` (dask or in-memory, 1-D) as a float or label dask array chunked like the rows."""
+    import dask.array as da
+
+    v = _to_array(v, name) if is_dask(v) else np.asarray(v)
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D; got shape {v.shape}")
+    if v.shape[0] != sum(row_chunks):
+        raise ValueError(
+            f"{name} has {v.shape[0]} entries but X has {sum(row_chunks)} rows"
+        )
+    if not is_dask(v):
+        return da.from_array(v, chunks=(row_chunks,))
+    return v.rechunk((row_chunks,))
+
+
+def as_dask_inputs(X, y):
+    """``(X, y)`` as dask arrays: X float, 2-D, row chunks of known sizes and one column chunk
+    (whole rows per chunk); y chunked like X's rows."""
+    X = _to_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D; got a dask array of shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"X must be numeric; got a dask array of dtype {X.dtype}")
+    if X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must have at least one row and one column; got shape {X.shape}")
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    y = as_dask_vector(y, X.chunks[0], "y")
+    if y.dtype.kind in "fc":  # checked where each chunk is computed (as validate_data does)
+        y = y.map_blocks(_finite_y, dtype=y.dtype)
+    return X, y
+
+
+def _finite_y(block):
+    if not np.all(np.isfinite(block)):
+        raise ValueError("Input y contains NaN or infinity.")
+    return block
+
+
+def _client():
+    """The current ``distributed.Client``, or None (dask's local schedulers)."""
+    if "distributed" not in sys.modules:
+        return None
+    from distributed import get_client
+
+    try:
+        return get_client()
+    except ValueError:
+        return None
+
+
+# -- what runs on the workers --------------------------------------------------------------------
+def _prepare(x, Y, weight, data_norm, intercept_scaling, unit, max_weight):
+    """One chunk as the in-memory fit prepares the whole design: (rows, Y, index)."""
+    from ._rows import make_rows
+    from .linear_model._base import clip_rows
+
+    x = np.asarray(x, dtype=np.float64)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("Input X contains NaN or infinity.")
+    Xc = clip_rows(x, data_norm, intercept_scaling)
+    if unit != 1.0:
+        Xc /= unit
+    if weight is not None:  # the in-memory checks of sample_weight, then its clip
+        weight = np.asarray(weight, dtype=np.float64)
+        if not np.all(np.isfinite(weight)):
+            raise ValueError("Input sample_weight contains NaN or infinity.")
+        if np.any(weight < 0):
+            raise ValueError("Negative values in data passed to `sample_weight`")
+        weight = np.clip(weight, 0.0, max_weight)
+    Y = np.ascontiguousarray(Y, dtype=np.float64)
+    if not np.all(np.isfinite(Y)):
+        raise ValueError("Input y contains NaN or infinity.")
+    return make_rows(Xc, weight), Y, np.arange(Xc.shape[0], dtype=np.int64)
+
+
+def _chunk_gradient(chunk, w, loss_id, tau):
+    """The chunk's sum of weighted clipped per-example gradients at ``w``."""
+    from .optimizers._glm import clipped_gradient_sum
+
+    rows, Y, index = chunk
+    K = Y.shape[1]
+    out = np.zeros(w.shape[0])
+    clipped_gradient_sum(
+        rows, Y, w, index, index.shape[0], loss_id, tau, out, np.zeros(K), np.zeros(K)
+    )
+    return out
+
+
+def _chunk_value_and_gradient(chunk, w, loss_id, tau):
+    """The chunk's sums of weighted (Huberised) losses and of their gradients (epsilon = inf)."""
+    from .optimizers._glm import value_and_gradient
+
+    rows, Y, index = chunk
+    n, K = index.shape[0], Y.shape[1]
+    out = np.zeros(w.shape[0])
+    value = value_and_gradient(rows, Y, w, loss_id, tau, 0.0, out, np.zeros(K), np.zeros(K))
+    return value * n, out * n
+
+
+def _in_order_sum(parts):
+    """Sum of the per-chunk arrays in chunk order (a fixed order: reproducible floats)."""
+    total = np.array(parts[0], dtype=np.float64, copy=True)
+    for part in parts[1:]:
+        total += part
+    return total
+
+
+class DaskDesign:
+    """The clipped design of a fit, persisted on the Dask workers, chunk by chunk.
+
+    Stands for ``Problem.X``: it has the ``shape`` (n, p) of the clipped design (intercept
+    column included) and computes the sums the optimizers need where the rows live. Created by
+    the estimators from dask inputs (not public API).
+
+    Parameters
+    ----------
+    X : dask array of shape (n, d)
+        Raw features, whole rows per chunk.
+    Y : dask array of shape (n, K)
+        Targets encoded for the loss, chunked like X's rows.
+    weight : dask array of shape (n,) or None
+        Example weights (clipped to ``[0, max_weight]`` on the workers).
+    data_norm, intercept_scaling, unit, max_weight : float (intercept_scaling None: none)
+        As in :meth:`skdp.linear_model._base.DPLinearModel._fit_problem`.
+    """
+
+    is_distributed = True
+
+    def __init__(self, X, Y, weight, data_norm, intercept_scaling, unit, max_weight):
+        import dask
+
+        xb = X.to_delayed().ravel()
+        yb = Y.rechunk((X.chunks[0], -1)).to_delayed().ravel()
+        wb = [None] * len(xb) if weight is None else weight.to_delayed().ravel()
+        prepare = dask.delayed(_prepare, pure=True)
+        parts = [
+            prepare(x, y, w, float(data_norm), intercept_scaling, float(unit), float(max_weight))
+            for x, y, w in zip(xb, yb, wb)
+        ]
+        self._client = _client()
+        if self._client is not None:
+            from distributed import wait
+
+            self._chunks = self._client.compute(parts)
+            wait(self._chunks)
+            for future in self._chunks:  # raise a chunk's error (bad input) here, on the client
+                if future.status == "error":
+                    future.result()
+        else:
+            self._chunks = list(dask.persist(*parts))
+        n = int(X.shape[0])
+        p = int(X.shape[1]) + (intercept_scaling is not None)
+        self.shape = (n, p)
+        self.chunk_rows = tuple(int(c) for c in X.chunks[0])
+        self.n_chunks = len(self._chunks)
+
+    def _map(self, func, w, loss_id, tau):
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if self._client is not None:
+            futures = self._client.map(
+                func, self._chunks, w=w, loss_id=int(loss_id), tau=float(tau), pure=False
+            )
+            return self._client.gather(futures)
+        import dask
+
+        task = dask.delayed(func, pure=False)
+        return list(dask.compute(*[task(c, w, int(loss_id), float(tau)) for c in self._chunks]))
+
+    def gradient_sum(self, w, loss_id, tau):
+        """Sum over all rows of the weighted clipped per-example gradients at ``w`` (flat, no
+        regulariser): the only data-dependent value a private step brings to the client."""
+        return _in_order_sum(self._map(_chunk_gradient, w, loss_id, tau))
+
+    def value_and_gradient(self, w, loss_id, tau, lam):
+        """The objective and its gradient at ``w`` (the non-private solver, epsilon = inf)."""
+        parts = self._map(_chunk_value_and_gradient, w, loss_id, tau)
+        n = self.shape[0]
+        value = sum(v for v, _ in parts) / n + 0.5 * lam * float(np.dot(w, w))
+        grad = _in_order_sum([g for _, g in parts]) / n + lam * w
+        return value, grad
+
+    def close(self):
+        """Release the persisted chunks."""
+        if self._client is not None:
+            for future in self._chunks:
+                future.release()
+        self._chunks = []
+
+
+# -- reductions for the private bounds -----------------------------------------------------------
+def _counts(x, candidates):
+    xs = np.sort(np.asarray(x, dtype=np.float64).ravel())
+    below = np.searchsorted(xs, candidates, side="left")
+    upto = np.searchsorted(xs, candidates, side="right")
+    return np.stack([below, upto]).astype(np.int64)
+
+
+def chunk_counts(x, candidates):
+    """``(below, upto, n)``: per public candidate c, ``#{x_i < c}`` and ``#{x_i <= c}`` over a
+    dask vector, summed over chunks (each chunk counts where it lives; only the counts per
+    candidate, public bins, reach the client)."""
+    import dask.array as da
+
+    cand = np.asarray(candidates, dtype=np.float64)
+    per_chunk = x.map_blocks(
+        lambda b: _counts(b, cand)[None], dtype=np.int64,
+        chunks=((1,) * x.numblocks[0], 2, len(cand)), new_axis=[1, 2],
+    )
+    total = da.sum(per_chunk, axis=0).compute()
+    return total[0], total[1], int(x.shape[0])
+
+
+def dask_max(x, weight=None):
+    """The largest value of a dask vector over the rows of positive weight, or over all rows
+    when no weight is positive (epsilon = inf only: an exact statistic, as in memory)."""
+    import dask.array as da
+
+    if weight is not None:
+        top = float(da.where(weight > 0, x, -np.inf).max().compute())
+        if top > -np.inf:
+            return top
+    return float(x.max().compute())
+
+
+def unique_labels(y):
+    """The sorted label set of a dask vector (each chunk's labels, then their union)."""
+    return np.unique(y.map_blocks(np.unique, chunks=(np.nan,)).compute())
+
+
+def take_rows(a, index):
+    """Rows ``index`` (sorted, public) of a dask array, still on the workers."""
+    return a[np.asarray(index)]
+
+
+def predict_blocks(model, X):
+    """``model.predict`` chunk by chunk, where the rows live (a lazy dask vector)."""
+    probe = model.predict(np.zeros((1, X.shape[1])))
+    return X.map_blocks(model.predict, drop_axis=1, dtype=probe.dtype)

@@ -1,0 +1,153 @@
+"""The full-batch loops of dp_gdws, dp_nag_opt / dp_masg and dp_sgld in Python, around an oracle.
+
+In memory the optimizers run their fused numba kernels. When the rows are not in this process (a
+fit on Dask, :mod:`skdp._dask`), a step needs one thing from the data: the sum of the weighted
+clipped per-example gradients at the current point, which the design computes where the rows
+live (``design.gradient_sum(w, loss_id, tau)``). These loops are the kernels' full-batch case
+(q = 1) step for step: the same gradient sum (up to the order of the floating-point sum over
+chunks), the noise of the step drawn in one call from the same generator stream
+(:func:`~skdp.privacy.noise.add_noise_bulk`), the same trace/replay and update arithmetic. So a
+fit with the same seed releases the same noise, and its privacy record is the same object.
+"""
+
+import math
+
+import numpy as np
+
+from ..privacy.noise import GAUSSIAN, add_noise_bulk
+
+__all__ = [
+    "is_distributed", "check_distributed", "distributed_oracle", "gdws_full_batch",
+    "nesterov_full_batch", "sgld_full_batch",
+]
+
+
+def is_distributed(problem):
+    """Whether the problem's rows live elsewhere (a design with ``gradient_sum``)."""
+    return getattr(problem.X, "is_distributed", False)
+
+
+def check_distributed(optimizer, n_samples):
+    """Raise ValueError, before any work on the cluster, when ``optimizer`` cannot run on rows
+    that live on Dask workers (see :func:`distributed_oracle` for the mini-batch case)."""
+    from ._base import DISTRIBUTED_OPTIMIZERS, batch_fraction
+
+    name = optimizer.name or type(optimizer).__name__
+    if not optimizer.supports_distributed:
+        raise ValueError(
+            f"{name} cannot run on Dask inputs (its steps are not a sum over rows: dp_scd keeps "
+            "a dual variable per row, dp_nsgd_tree visits the rows in a secret order); the "
+            f"optimizers that can are {', '.join(DISTRIBUTED_OPTIMIZERS)} in full batch "
+            "(batch_size=None)"
+        )
+    full = batch_fraction(getattr(optimizer, "batch_size", None), n_samples) >= 1.0
+    distributed_oracle(None, full, name)
+
+
+def distributed_oracle(problem, full_batch, name):
+    """``w -> clipped gradient sum`` of a distributed problem, or None in memory.
+
+    Raises ValueError for a distributed problem in a mini-batch configuration: a Poisson sample
+    drawn on the client would need the rows' indices on the client, and one drawn on the workers
+    would not come from the fit's generator (the same seed would not give the same fit).
+    """
+    if problem is not None and not is_distributed(problem):
+        return None
+    if not full_batch:
+        raise ValueError(
+            f"{name} with mini-batches (batch_size set) cannot run on Dask inputs: only the "
+            "full-batch steps are distributed. Use batch_size=None (full batch) with dp_gdws, "
+            "dp_nag_opt or dp_masg, or dp_sgld with batch_size=None, or compute the data into "
+            "memory"
+        )
+    if problem is None:
+        return None
+    design, loss_id, tau = problem.X, problem.loss.loss_id, problem.clip
+
+    def oracle(w):
+        return design.gradient_sum(w, loss_id, tau)
+
+    return oracle
+
+
+def gdws_full_batch(
+    oracle, w, lam, n_steps, inv_batch, step, smoothing, mechanism, noise_scale, rng, trace,
+    replay, u, t0,
+):
+    """The full-batch case of ``dp_gdws``'s kernel; ``w`` and ``u`` updated in place."""
+    tracing = trace.shape[0] > 0
+    for t in range(n_steps):
+        g = oracle(w)
+        if tracing:
+            trace[t, 0, :] = g
+        add_noise_bulk(rng, g, mechanism, noise_scale)
+        if replay:  # release what the recorded run released (record/replay tests)
+            g[:] = trace[t, 1, :]
+        elif tracing:
+            trace[t, 1, :] = g
+        gj = g * inv_batch + lam * w
+        if t0 + t == 0:
+            u[:] = smoothing * gj
+        else:
+            u[:] = (1.0 - smoothing) * u + smoothing * gj
+        w -= step * u
+    return n_steps
+
+
+def nesterov_full_batch(
+    oracle, w, lam, inv_batch, alpha, beta, restart, mechanism, noise_scale, rng, trace,
+    replay, w_prev,
+):
+    """The full-batch case of :func:`~skdp.optimizers._nesterov.nesterov_kernel`; ``w`` and
+    ``w_prev`` updated in place."""
+    tracing = trace.shape[0] > 0
+    for t in range(alpha.shape[0]):
+        b = beta[t]
+        if restart[t]:
+            w_prev[:] = w
+        y = (1.0 + b) * w - b * w_prev
+        w_prev[:] = w
+        g = oracle(y)
+        if tracing:
+            trace[t, 0, :] = g
+        add_noise_bulk(rng, g, mechanism, noise_scale[t])
+        if replay:
+            g[:] = trace[t, 1, :]
+        elif tracing:
+            trace[t, 1, :] = g
+        w[:] = y - alpha[t] * (g * inv_batch + lam * y)
+    return alpha.shape[0]
+
+
+def _project(w, radius):
+    """The projection of dp_sgld's kernel onto the ball of ``radius`` (none when <= 0)."""
+    if radius <= 0.0:
+        return
+    nrm = math.sqrt(float(np.dot(w, w)))
+    if nrm > radius:
+        w *= radius / nrm
+
+
+def sgld_full_batch(
+    oracle, w, lam, etas, inv_batch, sigma, init_std, radius, rng, trace, replay, initialise,
+):
+    """The full-batch case of ``dp_sgld``'s kernel; ``w`` updated in place."""
+    tracing = trace.shape[0] > 0
+    if initialise:
+        add_noise_bulk(rng, w, GAUSSIAN, init_std)
+        _project(w, radius)
+    for t in range(etas.shape[0]):
+        eta = etas[t]
+        g = oracle(w)
+        if tracing:
+            trace[t, 0, :] = g
+        add_noise_bulk(rng, g, GAUSSIAN, sigma * math.sqrt(2.0 / eta) / inv_batch)
+        if replay:
+            g[:] = trace[t, 1, :]
+        elif tracing:
+            trace[t, 1, :] = g
+        a = eta * inv_batch
+        shrink = 1.0 - eta * lam
+        w[:] = shrink * w - a * g
+        _project(w, radius)
+    return etas.shape[0]

@@ -1,0 +1,279 @@
+"""Fits on Dask inputs (skdp._dask) on a real distributed.LocalCluster: the same fit as in memory.
+
+Equality is up to the floating-point order of the gradient sum (per chunk, then the chunks added
+in chunk order, where the in-memory kernel adds the rows one after the other): coefficients
+within 1e-8, the privacy record (event, epsilon) identical.
+"""
+
+import math
+import os
+
+import numpy as np
+import pytest
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from skdp import DPLinearSVC, DPLogisticRegression, DPRidge  # noqa: E402
+from skdp.privacy import ComposedEvent  # noqa: E402
+from skdp.privacy.noise import GAUSSIAN, LAPLACE, add_noise, add_noise_bulk  # noqa: E402
+
+SUPPORTED = ["dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld"]
+CHUNKS = (130, 47, 223)  # uneven row chunks
+N = sum(CHUNKS)
+
+
+@pytest.fixture(scope="module")
+def client():
+    # the worker processes import the skdp under test (this tree), wherever they start
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    old = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = root + ("" if old is None else os.pathsep + old)
+    try:
+        cluster = distributed.LocalCluster(
+            n_workers=2, processes=True, threads_per_worker=1, dashboard_address=":0",
+        )
+    finally:
+        if old is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = old
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _data(seed=0, d=4):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, d)) * np.array([1.0, 2.0, 0.5, 3.0])[:d]
+    y2 = (X[:, 0] - X[:, 1] + rng.normal(size=N) > 0).astype(int)
+    y3 = np.digitize(X[:, 0] + 0.3 * rng.normal(size=N), [-0.5, 0.5])
+    yr = X @ np.arange(1.0, d + 1) + 1.0 + rng.normal(size=N)
+    return X, y2, y3, yr
+
+
+def _lazy(v):
+    if v.ndim == 2:
+        return da.from_array(v, chunks=(CHUNKS, v.shape[1]))
+    return da.from_array(v, chunks=(CHUNKS,))
+
+
+def _estimators(y2, y3, yr):
+    yield DPLogisticRegression, y2, {}
+    yield DPLogisticRegression, y3, {}
+    yield DPLinearSVC, y2, {}
+    yield DPRidge, yr, {"y_bounds": (-20.0, 20.0)}
+
+
+def _assert_same_fit(a, b):
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-8, atol=1e-8)
+    np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-8, atol=1e-8)
+    assert b.dp_event_ == a.dp_event_
+    assert b.epsilon_ == a.epsilon_ and b.delta_ == a.delta_
+    assert b.n_iter_ == a.n_iter_
+
+
+@pytest.mark.parametrize("mechanism", [GAUSSIAN, LAPLACE])
+def test_bulk_noise_is_the_kernels_stream(mechanism):
+    """The Python loops' noise (one vectorised draw) equals the kernels' draws one by one, and
+    leaves the generator in the same state."""
+    a, b = np.linspace(-1, 1, 11), np.linspace(-1, 1, 11)
+    ra, rb = np.random.default_rng(5), np.random.default_rng(5)
+    add_noise(ra, a, mechanism, 0.3)
+    add_noise_bulk(rb, b, mechanism, 0.3)
+    assert np.array_equal(a, b)
+    assert ra.random() == rb.random()
+
+
+def test_dask_fit_equals_memory_fit_and_keeps_rows_on_workers(client, monkeypatch):
+    """Default run: dp_gdws on uneven chunks on the cluster gives the in-memory fit, and the
+    rows never come to the client (no array conversion of a dask array, one gradient sum per
+    step through the distributed design)."""
+    import skdp._dask as skdp_dask
+
+    X, y2, _, _ = _data()
+    params = dict(epsilon=1.0, delta=1e-5, optimizer="dp_gdws", data_norm=4.0, random_state=3,
+                  max_iter=20)
+    a = DPLogisticRegression(**params).fit(X, y2)
+    calls = []
+    original = skdp_dask.DaskDesign.gradient_sum
+
+    def counting(self, *args):
+        calls.append(self.n_chunks)
+        return original(self, *args)
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a dask array was converted to numpy on the client")
+
+    monkeypatch.setattr(skdp_dask.DaskDesign, "gradient_sum", counting)
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    b = DPLogisticRegression(**params).fit(_lazy(X), _lazy(y2))
+    _assert_same_fit(a, b)
+    assert calls == [len(CHUNKS)] * 20
+    assert b.n_features_in_ == X.shape[1]
+
+
+@pytest.mark.parametrize("optimizer", ["dp_scd", "dp_nsgd_tree"])
+def test_unsupported_optimizers_say_which_are(optimizer):
+    X, y2, _, _ = _data()
+    with pytest.raises(ValueError, match="dp_gdws, dp_nag_opt, dp_masg, dp_sgld"):
+        DPLogisticRegression(optimizer=optimizer, data_norm=4.0).fit(_lazy(X), _lazy(y2))
+
+
+@pytest.mark.parametrize("optimizer", SUPPORTED)
+def test_mini_batches_are_refused(optimizer):
+    from skdp.optimizers import get_optimizer_class
+
+    X, y2, _, _ = _data()
+    opt = get_optimizer_class(optimizer)(batch_size=50)
+    with pytest.raises(ValueError, match="full batch"):
+        DPLogisticRegression(optimizer=opt, data_norm=4.0).fit(_lazy(X), _lazy(y2))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("optimizer", SUPPORTED)
+def test_every_supported_optimizer_and_estimator(client, optimizer):
+    X, y2, y3, yr = _data(1)
+    for est, y, extra in _estimators(y2, y3, yr):
+        params = dict(epsilon=0.8, delta=1e-6, optimizer=optimizer, data_norm=5.0,
+                      random_state=11, max_iter=15, **extra)  # few steps: a round trip each
+        a = est(**params).fit(X, y)
+        b = est(**params).fit(_lazy(X), _lazy(y))
+        _assert_same_fit(a, b)
+        assert b.epsilon_ <= 0.8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("optimizer", ["dp_gdws", "dp_sgld"])
+def test_private_bounds_weights_and_dataframes(client, optimizer):
+    """data_norm / y_bounds = "auto" (exponential mechanism on per-chunk counts), example
+    weights, a dask DataFrame and Series: the same releases and record as in memory."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    X, y2, _, yr = _data(2)
+    sw = np.random.default_rng(4).uniform(0.0, 2.0, N)
+    params = dict(epsilon=1.0, delta=1e-6, optimizer=optimizer, random_state=5,
+                  max_sample_weight=1.5, max_iter=15)
+    a = DPRidge(**params).fit(X, yr, sample_weight=sw)
+    b = DPRidge(**params).fit(_lazy(X), _lazy(yr), sample_weight=_lazy(sw))
+    assert b.data_norm_ == a.data_norm_ and b.y_bounds_ == a.y_bounds_
+    _assert_same_fit(a, b)
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    Xf = dd.from_pandas(frame, npartitions=3)
+    yf = dd.from_pandas(pd.Series(y2), npartitions=3)
+    a = DPLogisticRegression(**params).fit(X, y2)
+    b = DPLogisticRegression(**params).fit(Xf, yf)
+    assert b.data_norm_ == a.data_norm_
+    _assert_same_fit(a, b)
+
+
+@pytest.mark.slow
+def test_epsilon_inf_reaches_the_same_optimum(client):
+    X, _, y3, yr = _data(3)
+    a = DPLogisticRegression(epsilon=math.inf, optimizer="dp_nag_opt", C=0.1).fit(X, y3)
+    b = DPLogisticRegression(epsilon=math.inf, optimizer="dp_nag_opt", C=0.1).fit(
+        _lazy(X), _lazy(y3))
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-6, atol=1e-6)
+    assert b.data_norm_ == a.data_norm_ and b.epsilon_ == math.inf
+    a = DPRidge(epsilon=math.inf).fit(X, yr)  # the default optimizer (dp_scd) at inf: refused
+    with pytest.raises(ValueError, match="cannot run on Dask"):
+        DPRidge(epsilon=math.inf).fit(_lazy(X), _lazy(yr))
+
+
+def test_bad_inputs_are_refused_with_the_in_memory_errors():
+    X, y2, _, _ = _data()
+    bad = X.copy()
+    bad[200, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0).fit(_lazy(bad), _lazy(y2))
+    with pytest.raises(ValueError, match="rows"):
+        DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0).fit(_lazy(X), y2[:-1])
+    sw = np.ones(N)
+    sw[300] = -1.0
+    with pytest.raises(ValueError, match="Negative"):
+        DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0).fit(
+            _lazy(X), _lazy(y2), sample_weight=_lazy(sw))
+    yr = np.array(y2, dtype=float)
+    yr[5] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        DPRidge(optimizer="dp_gdws", data_norm=4.0, y_bounds=(-1, 1)).fit(_lazy(X), _lazy(yr))
+    with pytest.raises(ValueError, match="not in classes"):
+        DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, classes=[0, 5]).fit(
+            _lazy(X), _lazy(y2)
+        )
+
+
+# -- search on the cluster: the client's ledger ----------------------------------------------------
+def test_grid_search_on_the_dask_backend_charges_every_fit_to_the_ledger(client):
+    """joblib's "dask" backend runs the fits in the cluster's worker processes: each is charged
+    to the client's ledger (the spool, on this machine), and the ceiling holds."""
+    import joblib
+    from sklearn.model_selection import GridSearchCV
+
+    from skdp import BudgetExceededError, PrivacyLedger, compute_epsilon
+
+    X, y2, _, _ = _data(5)
+    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, delta=1e-6, random_state=0,
+                               max_iter=10)
+    grid = {"epsilon": [0.5, 1.0]}
+    with joblib.parallel_backend("dask"):
+        with PrivacyLedger(delta=1e-5) as ledger:
+            search = GridSearchCV(est, grid, cv=2).fit(X, y2)
+    assert len(ledger) == 2 * 2 + 1  # every fold of every candidate, and the refit
+    assert {e.pid for e in ledger.entries} - {os.getpid()}  # fitted in the workers
+    assert ledger.entries[-1].event == search.best_estimator_.dp_event_
+
+    ceiling = 1.6
+    ledger = PrivacyLedger(epsilon=ceiling, delta=1e-5)
+    with joblib.parallel_backend("dask"), pytest.raises(BudgetExceededError):
+        GridSearchCV(est.set_params(ledger=ledger), grid, cv=2, error_score="raise").fit(X, y2)
+    assert 1 <= len(ledger) < 5
+    assert ledger.spent() <= ceiling
+    assert math.isclose(
+        ledger.spent(), compute_epsilon(ComposedEvent(tuple(ledger.events)), 1e-5), rel_tol=1e-9
+    )
+
+
+def test_a_ledger_sent_to_another_machine_refuses_to_charge():
+    """A copy unpickled where its spool cannot be reached (another host of a cluster) refuses
+    every fit with a clear error: a charge is never lost."""
+    from skdp import PrivacyLedger
+
+    X, y2, _, _ = _data()
+    owner = PrivacyLedger(epsilon=10.0)
+    rebuild, (uid, spool, config, base, host) = owner.__reduce__()
+    remote = rebuild(uid + "-elsewhere", spool + "-not-here", config, base, host + "-other")
+    with pytest.raises(RuntimeError, match="another machine"):
+        DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, ledger=remote).fit(X, y2)
+    assert len(owner) == 0 and len(remote) == 0
+    # same machine, owner gone: the documented detached copy (it still charges itself)
+    detached = rebuild(uid + "-gone", spool + "-not-here", config, base, host)
+    DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, ledger=detached).fit(X, y2)
+    assert len(detached) == 1
+
+
+@pytest.mark.slow
+def test_private_search_on_dask_inputs_equals_the_search_in_memory(client, monkeypatch):
+    """PrivateSearchCV on Dask inputs: charged once on the client, the runs on the cluster, the
+    validation scores as reductions; the same selection, model and record as in memory."""
+    from skdp import PrivacyLedger
+    from skdp.model_selection import PrivateSearchCV
+
+    X, y2, _, _ = _data(6)
+    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, classes=[0, 1], max_iter=10,
+                               delta=1e-6)
+    grid = {"epsilon": [0.5, 1.0], "C": [0.1, 1.0]}
+    a = PrivateSearchCV(est, grid, n_iter=3, random_state=2).fit(X, y2)
+
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("a dask array was converted to numpy on the client")
+
+    monkeypatch.setattr(da.Array, "__array__", refuse)
+    with PrivacyLedger(delta=1e-5) as ledger:
+        b = PrivateSearchCV(est, grid, n_iter=3, random_state=2).fit(_lazy(X), _lazy(y2))
+    assert len(ledger) == 1 and ledger.entries[0].event == b.dp_event_ == a.dp_event_
+    assert b.best_params_ == a.best_params_ and b.epsilon_ == a.epsilon_
+    assert math.isclose(b.best_score_, a.best_score_, rel_tol=1e-9)
+    _assert_same_fit(a.best_estimator_, b.best_estimator_)
