@@ -57,6 +57,9 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+
+# this checkout's skdp, not an installed one (the script is run as benchmarks/bench_defaults.py)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sklearn.datasets import (
     fetch_california_housing, load_breast_cancer, load_diabetes, load_digits,
     make_classification, make_regression,
