@@ -58,8 +58,9 @@ def test_resolution_leaves_the_parameters_alone(cls):
     opt = cls()
     before = opt.get_params()
     X, y = make_classification(n_samples=300, n_features=5, random_state=0)
-    DPLogisticRegression(epsilon=1.0, data_norm=5.0, optimizer=opt, random_state=0).fit(X, y)
+    est = DPLogisticRegression(epsilon=1.0, data_norm=5.0, optimizer=opt, random_state=0).fit(X, y)
     assert opt.get_params() == before
+    assert est.hyperparameters_ and est.optimizer_.get_params() == before
 
 
 @pytest.mark.parametrize("optimizer", ["dp_gdws", "dp_sgld", "dp_nsgd_tree"])
