@@ -64,26 +64,26 @@ def test_resolution_leaves_the_parameters_alone(cls):
 
 
 @pytest.mark.parametrize("optimizer", ["dp_gdws", "dp_sgld", "dp_nsgd_tree"])
-def test_defaults_beat_the_baseline_on_a_small_public_case(optimizer):
-    """n = 1500, epsilon = 1: above the majority class by a margin, and R^2 > 0 (issue 15's
-    floors; the old dp_sgld gave R^2 far below 0 here, the old dp_nsgd_tree -1)."""
+def test_defaults_meet_the_floors_on_a_small_public_case(optimizer):
+    """n = 1000, epsilon = 0.3 (issue 15's floors start there): the classifier beats the
+    majority class and ridge is not below the zero-R^2 baseline (within 0.05, the seeds'
+    spread). The old defaults gave R^2 of -1.5 (dp_gdws), -12 to -24 (dp_sgld) and -13
+    (dp_nsgd_tree) on this regression."""
     X, y = make_classification(n_samples=3000, n_features=10, n_informative=5, random_state=3)
     X = _unit_rows(X - X.mean(0))
-    Xtr, ytr, Xte, yte = X[:1500], y[:1500], X[1500:], y[1500:]
     acc = np.mean([
-        DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=optimizer, random_state=s)
-        .fit(Xtr, ytr).score(Xte, yte) for s in range(2)
+        DPLogisticRegression(epsilon=0.3, data_norm=1.0, optimizer=optimizer, random_state=s)
+        .fit(X[:1000], y[:1000]).score(X[1000:], y[1000:]) for s in range(2)
     ])
-    majority = max(np.mean(yte), 1 - np.mean(yte))
-    assert acc > majority + 0.1
+    majority = max(np.mean(y[1000:]), 1 - np.mean(y[1000:]))
+    assert acc > majority + 0.05
     X, y, coef = make_regression(n_samples=3000, n_features=10, n_informative=5, noise=0.0,
                                  coef=True, random_state=4)
     y = y + np.random.default_rng(4).normal(0, 0.5 * np.linalg.norm(coef), size=y.shape)
-    bound = 3.0 * np.linalg.norm(coef) * np.sqrt(1.25)
+    y = np.clip(y / (3.0 * np.linalg.norm(coef) * np.sqrt(1.25)), -1, 1)  # public bound
     X = _unit_rows(X - X.mean(0))
-    y = np.clip(y / bound, -1, 1)
     r2 = np.mean([
-        DPRidge(epsilon=1.0, data_norm=1.0, y_bounds=(-1, 1), optimizer=optimizer, random_state=s)
-        .fit(X[:1500], y[:1500]).score(X[1500:], y[1500:]) for s in range(2)
+        DPRidge(epsilon=0.3, data_norm=1.0, y_bounds=(-1, 1), optimizer=optimizer, random_state=s)
+        .fit(X[:1000], y[:1000]).score(X[1000:], y[1000:]) for s in range(2)
     ])
-    assert r2 > 0.0
+    assert r2 > -0.05
