@@ -25,13 +25,14 @@ from ..privacy.tree import (
 from ..progress import ProgressMonitor, prefix_epsilon
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, empty_trace, trace_buffer
-from ._defaults import TREE_REGRESSION_TRAVEL, budget_rho, tree_epochs
+from ._defaults import (
+    TREE_CLASSIFICATION_STEP, TREE_REGRESSION_TRAVEL, budget_rho, tree_epochs,
+    tree_steps_per_epoch,
+)
 from ._tree_kernels import N_STATE, nsgd_tree_epoch
 
 __all__ = ["DPNSGDTree"]
 
-#: Steps per epoch of ``batch_size="auto"`` (8 and 32 were best on Adult; docs/optimizers/dp_nsgd_tree.rst).
-AUTO_STEPS_PER_EPOCH = 16
 
 def _trailing_zeros(t):
     return (t & -t).bit_length() - 1
@@ -96,15 +97,18 @@ class DPNSGDTree(DPOptimizer):
         budget (:func:`skdp.optimizers._defaults.tree_epochs`; fewer passes where the tree
         noise would swamp the normalised direction; fitted on public data).
     batch_size : "auto", None or int, default="auto"
-        Public batch size b; "auto" is ``ceil(n / 16)`` (16 steps per epoch); None is the full
-        batch (one step per epoch, so "auto" momentum is then no momentum).
+        Public batch size b; "auto" is ``ceil(n / M)`` with ``M = min(16, max(4,
+        round(n / 2000)))`` steps per epoch (batches of about 2000 rows, 4 to 16 steps: fewer,
+        larger batches at small n, where the tree noise dominates; fitted on public data); None
+        is the full batch (one step per epoch, so "auto" momentum is then no momentum).
     momentum : "auto" or float in [0, 1), default="auto"
         The classic momentum ``beta`` (the weight of the past); the new gradient has weight
         ``alpha = 1 - beta``. "auto": ``alpha = 1 / M`` (an average over about one epoch).
         Larger alpha means larger node sensitivity (Delta is proportional to alpha).
     learning_rate : "auto" or float, default="auto"
         Initial step length eta_0 (a normalized step moves by exactly eta_t); "auto" is
-        ``0.5 / R`` for the classification losses and, for the squared loss, the step whose
+        ``8 / (M R)`` for the classification losses (``0.5 / R`` at 16 steps per epoch; a total
+        travel ``eta_0 T / 2 = 4 E / R`` whatever M) and, for the squared loss, the step whose
         total travel ``eta_0 T / 2`` is ``1 / R`` (R^2 pays for every unit a noisy normalised
         step travels; fitted on public data); for rows of norm at most R (picked on a validation split of Adult among
         0.1/R..2/R; with the other defaults the total travel ``eta_0 T / 2`` is ``80 / R``,
@@ -182,7 +186,7 @@ class DPNSGDTree(DPOptimizer):
         learning rate read the budget, never the data)."""
         n = problem.n_samples
         if self.batch_size == "auto":
-            b = -(-n // AUTO_STEPS_PER_EPOCH)
+            b = -(-n // tree_steps_per_epoch(n))
         elif self.batch_size is None:
             b = n
         else:
@@ -202,7 +206,8 @@ class DPNSGDTree(DPOptimizer):
             # step moves by eta_t whatever the noise, and R^2 pays for every unit of it
             eta0 = 2.0 * TREE_REGRESSION_TRAVEL / (E * M * problem.row_norm_bound)
         else:
-            eta0 = 0.5 / problem.row_norm_bound
+            # total travel 4 E / R whatever M (0.5 / R at 16 steps per epoch, 2 / R at 4)
+            eta0 = TREE_CLASSIFICATION_STEP / (M * problem.row_norm_bound)
         return b, M, E, alpha, eta0
 
     # -- private fit --------------------------------------------------------------------------
