@@ -11,7 +11,7 @@ import math
 from ..privacy.record import zcdp_rho_for_budget
 
 __all__ = ["budget_rho", "gdws_steps", "noisy_gd_time", "snr", "steps_for_time", "tree_epochs",
-           "tree_steps_per_epoch"]
+           "tree_steps_per_epoch", "tree_regression_travel"]
 
 #: Langevin-time factors of :func:`noisy_gd_time`, fitted on the development part of
 #: ``benchmarks/bench_defaults.py`` (dp_sgld with the factor swept over a factor-2 grid, Adult,
@@ -29,9 +29,10 @@ GDWS_MIN_CLASSIFICATION = 20
 #: dp_nsgd_tree (swept epochs 1, 3, 10, 20; Adult, wine, make_regression; n 1000..30000;
 #: epsilon 0.1, 0.3, 1): the best epoch count grows like s up to the old default 20.
 TREE_MAX_EPOCHS = 20
-#: dp_nsgd_tree's total travel, in units of 1 / R, for the squared loss (swept 0.5, 1, 2, 4 on
-#: wine and make_regression: 0.5 to 1 best; the classification default travels 4 E / R).
-TREE_REGRESSION_TRAVEL = 1.0
+#: dp_nsgd_tree's total travel, in units of 1 / R, for the squared loss: ``s / 50`` within
+#: these bounds (swept 0.5 to 13 on wine and make_regression: 0.5 to 1 best on wine at s ~ 60,
+#: 4 on make_regression at s 220 to 1300, where 1 lost 0.2 to 0.3 of R^2).
+TREE_REGRESSION_TRAVEL = (1.0, 4.0)
 #: dp_nsgd_tree, classification: eta_0 = TREE_CLASSIFICATION_STEP / (M R), the old 0.5 / R at
 #: M = 16 (total travel 4 E / R). Adult, n 1000 and 5000, epsilon 0.3 and 1, 2 seeds: 4 steps
 #: per epoch with eta_0 = 2 / R beat 16 with 0.5 / R by 0.3 to 11 points (0.806 vs 0.753 at
@@ -115,3 +116,9 @@ def tree_epochs(n, dim, rho):
     """dp_nsgd_tree's default number of epochs: ``round(s)`` within [2, 20], s = :func:`snr`
     (fewer passes when the tree's noise would dominate the normalised direction)."""
     return int(min(TREE_MAX_EPOCHS, max(2, round(snr(n, dim, rho)))))
+
+
+def tree_regression_travel(n, dim, rho):
+    """dp_nsgd_tree's total travel (times R) for the squared loss: ``s / 50`` in [1, 4]."""
+    lo, hi = TREE_REGRESSION_TRAVEL
+    return min(hi, max(lo, snr(n, dim, rho) / 50.0))

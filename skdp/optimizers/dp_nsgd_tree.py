@@ -26,7 +26,7 @@ from ..progress import ProgressMonitor, prefix_epsilon
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, empty_trace, trace_buffer
 from ._defaults import (
-    TREE_CLASSIFICATION_STEP, TREE_REGRESSION_TRAVEL, budget_rho, tree_epochs,
+    TREE_CLASSIFICATION_STEP, budget_rho, tree_epochs, tree_regression_travel,
     tree_steps_per_epoch,
 )
 from ._tree_kernels import N_STATE, nsgd_tree_epoch
@@ -109,8 +109,8 @@ class DPNSGDTree(DPOptimizer):
         Initial step length eta_0 (a normalized step moves by exactly eta_t); "auto" is
         ``8 / (M R)`` for the classification losses (``0.5 / R`` at 16 steps per epoch; a total
         travel ``eta_0 T / 2 = 4 E / R`` whatever M) and, for the squared loss, the step whose
-        total travel ``eta_0 T / 2`` is ``1 / R`` (R^2 pays for every unit a noisy normalised
-        step travels; fitted on public data); for rows of norm at most R (picked on a validation split of Adult among
+        total travel ``eta_0 T / 2`` is ``min(4, max(1, s / 50)) / R`` (R^2 pays for every
+        unit a noisy normalised step travels; fitted on public data); for rows of norm at most R (picked on a validation split of Adult among
         0.1/R..2/R; with the other defaults the total travel ``eta_0 T / 2`` is ``80 / R``,
         which should exceed 2-3 times the norm of the solution).
     schedule : {"linear", "constant"}, default="linear"
@@ -202,9 +202,12 @@ class DPNSGDTree(DPOptimizer):
         if self.learning_rate != "auto":
             eta0 = float(self.learning_rate)
         elif problem.loss.name == "squared":
-            # total travel eta0 T / 2 (linear schedule) of TREE_REGRESSION_TRAVEL / R: a normalised
+            if budget is None:
+                raise ValueError('learning_rate="auto" resolves from the budget: pass it')
+            # total travel eta0 T / 2 (linear schedule) of tree_regression_travel / R: a normalised
             # step moves by eta_t whatever the noise, and R^2 pays for every unit of it
-            eta0 = 2.0 * TREE_REGRESSION_TRAVEL / (E * M * problem.row_norm_bound)
+            travel = tree_regression_travel(n, problem.dim, budget_rho(budget.epsilon, budget.delta))
+            eta0 = 2.0 * travel / (E * M * problem.row_norm_bound)
         else:
             # total travel 4 E / R whatever M (0.5 / R at 16 steps per epoch, 2 / R at 4)
             eta0 = TREE_CLASSIFICATION_STEP / (M * problem.row_norm_bound)
