@@ -11,7 +11,7 @@ import math
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ..losses import LOGISTIC, MULTINOMIAL, SQUARED
+from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE
 from ..privacy import (
     GaussianEvent,
     PoissonGaussianEvent,
@@ -33,8 +33,8 @@ _VARIANTS = ("secret_dual", "paper")
 #: ``update_clip="auto"`` (:func:`auto_update_clip`): the clip is ``min(CLIP_MAX, n sqrt(2 rho) /
 #: CLIP_SNR)`` times the natural size of one dual update, per loss family. Fitted on public
 #: development data (``benchmarks/dev_rules_scd_accelerated.py``, docs/optimizers/dp_scd.rst).
-CLIP_MAX = {"classification": 3.0, "squared": 1.0}
-CLIP_SNR = {"classification": 60.0, "squared": 400.0}
+CLIP_MAX = {"logistic": 3.0, "squared_hinge": 1.0, "squared": 1.0}
+CLIP_SNR = {"logistic": 60.0, "squared_hinge": 240.0, "squared": 400.0}
 #: The dual scale of the squared loss, as a fraction of the residual clip tau: tau / 8 is one
 #: median absolute deviation of y under the default private target bounds (tau = 2 half-range,
 #: half-range = 4 MAD), the typical size of a residual, i.e. of a dual variable.
@@ -48,13 +48,16 @@ def auto_update_clip(problem, budget, L, max_update):
     from a residual of size ``scale`` (the CoCoA+ subproblem with sigma' = L: the step is the
     residual divided by ``1 + L ||x||^2 / Lam``); ``scale`` is 1 for the classification losses
     (dual variables in [0, 1]) and ``tau / 8`` for the squared loss. The clip is a multiple
-    ``min(CLIP_MAX, n sqrt(2 rho) / CLIP_SNR)`` of it: the noise on V scales with the clip, so a
+    ``min(CLIP_MAX, n sqrt(2 rho) / CLIP_SNR)`` of it (constants per loss family): the noise on V scales with the clip, so a
     small budget (small ``n sqrt(rho)``, the signal-to-noise ratio of a full-batch Gaussian
     release) wants updates clipped below their natural size, a large one leaves them whole.
     ``rho`` is the zCDP of the Gaussian that meets the fit's (epsilon, delta), a public number.
     """
     n, Lam, R = problem.n_samples, problem.lam * problem.n_samples, problem.row_norm_bound
-    family = "squared" if problem.loss.loss_id == SQUARED else "classification"
+    lid = problem.loss.loss_id
+    family = (
+        "squared" if lid == SQUARED else "squared_hinge" if lid == SQUARED_HINGE else "logistic"
+    )  # the multinomial loss follows the logistic rule
     scale = SQUARED_DUAL_SCALE * problem.clip if family == "squared" else 1.0
     natural = scale * Lam / (Lam + L * R * R)
     z = _gaussian_multiplier(budget.epsilon, budget.delta)
@@ -122,10 +125,14 @@ class DPSCD(DPOptimizer):
         to [10, 1000] (and to n). None: the full batch (L = n). A float in (0, 1] is the rate
         itself.
     update_clip : "auto" or float > 0, default="auto"
-        Bound on the L2 norm of one example's dual update (the paper's C). "auto" (a heuristic
-        from public quantities, see docs/optimizers/dp_scd.rst): ``2e-3 * lam * n`` times the
-        dual scale of the loss (1 for the logistic losses and the squared hinge, ``tau / 2`` for the squared loss,
-        where tau is the public residual bound), capped at the largest possible update.
+        Bound on the L2 norm of one example's dual update (the paper's C). "auto" (public
+        quantities only, :func:`auto_update_clip`, fitted on public development data, see
+        docs/optimizers/dp_scd.rst): ``min(cap, n sqrt(2 rho) / k)`` times the natural size
+        ``scale * lam n / (lam n + L R^2)`` of one dual step, where rho is the zCDP of the
+        Gaussian meeting (epsilon, delta); ``scale`` is 1 (logistic, multinomial, squared hinge)
+        or ``tau / 8`` (squared loss, tau the residual clip); ``(cap, k)`` is (3, 60) for the
+        logistic losses, (1, 240) for the squared hinge, (1, 400) for the squared loss; capped
+        at the largest possible update.
     variant : {"secret_dual", "paper"}, default="secret_dual"
     newton_steps : int, default=1
         Safeguarded Newton steps per logistic / multinomial coordinate update of a private fit.
