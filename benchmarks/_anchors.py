@@ -64,6 +64,7 @@ def opacus_fit(task, X_tr, y_tr, X_te, y_te, epsilon, seed, delta=1e-5, **config
     from sklearn.metrics import r2_score
 
     cfg = dict(OPACUS_CONFIG, **config)
+    accountant = cfg.pop("accountant", "rdp")
     torch.manual_seed(seed)
     torch.set_num_threads(1)
     Xt = torch.as_tensor(X_tr, dtype=torch.float32)
@@ -79,7 +80,7 @@ def opacus_fit(task, X_tr, y_tr, X_te, y_te, epsilon, seed, delta=1e-5, **config
     engine = None
     if np.isfinite(epsilon):
         _extend_rdp_orders()
-        engine = PrivacyEngine(accountant="rdp")
+        engine = PrivacyEngine(accountant=accountant)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model, opt, loader = engine.make_private_with_epsilon(

@@ -301,6 +301,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         self.delta_ = record.delta
         self.noise_multiplier_ = record.noise_multiplier
         self.n_iter_ = int(result.n_iter)
+        # the optimizer's "auto"/None defaults as resolved by its public rules (issue 15)
+        self.hyperparameters_ = dict(result.extras.get("hyperparameters", {}))
         if self.verbose:
             chain = record.details.get("warm_start_history", ())
             print(

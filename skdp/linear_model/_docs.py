@@ -117,6 +117,10 @@ PRIVACY_ATTRIBUTES = """epsilon_ : float
     n_iter_ : int
         Number of iterations (noisy steps, or iterations of the non-private solver at
         ``epsilon=inf``).
+    hyperparameters_ : dict
+        The optimizer's defaults as its public rules resolved them for this fit (n, d, the
+        budget, the bounds; never the data), e.g. ``{"max_iter": 40, ...}``; empty for an
+        optimizer that reports none. The ``optimizer`` parameter is left unchanged.
     n_features_in_ : int
     feature_names_in_ : ndarray of str
         Defined when X has feature names that are all strings."""

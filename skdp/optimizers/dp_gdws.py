@@ -24,6 +24,7 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
+from ._defaults import budget_rho, gdws_steps
 from ._glm import clipped_gradient_sum, poisson_batch
 
 __all__ = ["DPGDWS"]
@@ -91,8 +92,12 @@ class DPGDWS(DPOptimizer):
     Parameters
     ----------
     max_iter : int >= 1 or None, default=None
-        Number of noisy steps T of a private fit (None: 100). At ``epsilon=inf`` the cap on the
-        iterations of the non-private solver (None: 1000).
+        Number of noisy steps T of a private fit. None: a public rule of n, d, the budget and
+        the loss (:func:`skdp.optimizers._defaults.gdws_steps`): with
+        ``s = n sqrt(2 rho) / sqrt(d)`` (rho the zCDP budget), ``T = s / 25`` (5 to 1000) for
+        the squared loss, ``4 s`` (20 to 1000) for the classification losses; the resolved
+        count is ``n_iter_`` and ``hyperparameters["max_iter"]`` of the fit's result. At
+        ``epsilon=inf`` the cap on the iterations of the non-private solver (None: 1000).
     batch_size : None, int or float, default=None
         None: full batch. An int: the expected Poisson batch size. A float in (0, 1]: the
         Poisson sampling rate.
@@ -152,11 +157,13 @@ class DPGDWS(DPOptimizer):
         self.tol = tol
 
     # -- parameters ---------------------------------------------------------------------------
-    def _n_steps(self, private):
-        """Noisy steps of a private fit (``max_iter``, default 100)."""
+    def _n_steps(self, private, problem=None, budget=None):
+        """Noisy steps of a private fit: ``max_iter``, or (None) the public rule
+        :func:`~._defaults.gdws_steps` of n, d, the budget and the loss."""
         if self.max_iter is not None:
             return int(self.max_iter)
-        return 100
+        rho = budget_rho(budget.epsilon, budget.delta)
+        return gdws_steps(problem.loss.name, problem.n_samples, problem.dim, rho)
 
     # -- private fit --------------------------------------------------------------------------
     def _calibrate(self, problem, budget, n_steps, q):
@@ -204,7 +211,7 @@ class DPGDWS(DPOptimizer):
 
     def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):
         self._check_params()
-        n_steps = self._n_steps(private=True)
+        n_steps = self._n_steps(private=True, problem=problem, budget=budget)
         q = batch_fraction(self.batch_size, problem.n_samples)
         smoothing = 0.1 if self.smoothing == "auto" else float(self.smoothing)
         noise_scale, record = self._calibrate(problem, budget, n_steps, q)
@@ -232,5 +239,7 @@ class DPGDWS(DPOptimizer):
             n_iter=n_steps,
             record=record,
             trace=trace if record_trace else None,
-            extras={"step": step, "smoothing": smoothing, "noise_scale": noise_scale},
+            extras={"step": step, "smoothing": smoothing, "noise_scale": noise_scale,
+                    "hyperparameters": {"max_iter": n_steps, "step": step,
+                                        "smoothing": smoothing}},
         )

@@ -25,6 +25,7 @@ from ..privacy.tree import (
 from ..progress import ProgressMonitor, prefix_epsilon
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, empty_trace, trace_buffer
+from ._defaults import TREE_REGRESSION_TRAVEL, budget_rho, tree_epochs
 from ._tree_kernels import N_STATE, nsgd_tree_epoch
 
 __all__ = ["DPNSGDTree"]
@@ -89,8 +90,11 @@ class DPNSGDTree(DPOptimizer):
 
     Parameters
     ----------
-    epochs : int, default=20
-        Number of passes E (a private fit makes exactly ``E * M`` steps).
+    epochs : int or "auto", default="auto"
+        Number of passes E (a private fit makes exactly ``E * M`` steps). "auto": the public
+        rule ``round(s)`` within [2, 20], ``s = n sqrt(2 rho) / sqrt(d)`` with rho the zCDP
+        budget (:func:`skdp.optimizers._defaults.tree_epochs`; fewer passes where the tree
+        noise would swamp the normalised direction; fitted on public data).
     batch_size : "auto", None or int, default="auto"
         Public batch size b; "auto" is ``ceil(n / 16)`` (16 steps per epoch); None is the full
         batch (one step per epoch, so "auto" momentum is then no momentum).
@@ -100,7 +104,9 @@ class DPNSGDTree(DPOptimizer):
         Larger alpha means larger node sensitivity (Delta is proportional to alpha).
     learning_rate : "auto" or float, default="auto"
         Initial step length eta_0 (a normalized step moves by exactly eta_t); "auto" is
-        ``0.5 / R`` for rows of norm at most R (picked on a validation split of Adult among
+        ``0.5 / R`` for the classification losses and, for the squared loss, the step whose
+        total travel ``eta_0 T / 2`` is ``1 / R`` (R^2 pays for every unit a noisy normalised
+        step travels; fitted on public data); for rows of norm at most R (picked on a validation split of Adult among
         0.1/R..2/R; with the other defaults the total travel ``eta_0 T / 2`` is ``80 / R``,
         which should exceed 2-3 times the norm of the solution).
     schedule : {"linear", "constant"}, default="linear"
@@ -145,7 +151,7 @@ class DPNSGDTree(DPOptimizer):
     required_problem_constants = ("gradient_bound",)
 
     _parameter_constraints: dict = {
-        "epochs": [POSITIVE_INT],
+        "epochs": [POSITIVE_INT, AUTO],
         "batch_size": [AUTO, None, POSITIVE_INT],
         "momentum": [AUTO, Interval(Real, 0, 1, closed="left")],
         "learning_rate": [AUTO, POSITIVE],
@@ -157,7 +163,7 @@ class DPNSGDTree(DPOptimizer):
     }
 
     def __init__(
-        self, epochs=20, batch_size="auto", momentum="auto", learning_rate="auto",
+        self, epochs="auto", batch_size="auto", momentum="auto", learning_rate="auto",
         schedule="linear", tree="restart", honaker=True, tol=None, max_iter=None,
     ):
         self.epochs = epochs
@@ -171,8 +177,9 @@ class DPNSGDTree(DPOptimizer):
         self.max_iter = max_iter
 
     # -- parameters ---------------------------------------------------------------------------
-    def _settings(self, problem):
-        """(b, M, E, alpha, eta0): public quantities only."""
+    def _settings(self, problem, budget=None):
+        """(b, M, E, alpha, eta0): public quantities only (``epochs="auto"`` and the regression
+        learning rate read the budget, never the data)."""
         n = problem.n_samples
         if self.batch_size == "auto":
             b = -(-n // AUTO_STEPS_PER_EPOCH)
@@ -181,12 +188,21 @@ class DPNSGDTree(DPOptimizer):
         else:
             b = min(int(self.batch_size), n)
         M = -(-n // b)
-        E = int(self.epochs)
-        alpha = 1.0 / M if self.momentum == "auto" else 1.0 - float(self.momentum)
-        if self.learning_rate == "auto":
-            eta0 = 0.5 / problem.row_norm_bound
+        if self.epochs == "auto":
+            if budget is None:
+                raise ValueError('epochs="auto" resolves from the budget: pass it')
+            E = tree_epochs(n, problem.dim, budget_rho(budget.epsilon, budget.delta))
         else:
+            E = int(self.epochs)
+        alpha = 1.0 / M if self.momentum == "auto" else 1.0 - float(self.momentum)
+        if self.learning_rate != "auto":
             eta0 = float(self.learning_rate)
+        elif problem.loss.name == "squared":
+            # total travel eta0 T / 2 (linear schedule) of TREE_REGRESSION_TRAVEL / R: a normalised
+            # step moves by eta_t whatever the noise, and R^2 pays for every unit of it
+            eta0 = 2.0 * TREE_REGRESSION_TRAVEL / (E * M * problem.row_norm_bound)
+        else:
+            eta0 = 0.5 / problem.row_norm_bound
         return b, M, E, alpha, eta0
 
     # -- private fit --------------------------------------------------------------------------
@@ -260,14 +276,14 @@ class DPNSGDTree(DPOptimizer):
         return np.array(rows, dtype=float)
 
     def _run(self, problem, sigma, rng, record_trace=False, replay=None, progress=None,
-             record=None):
+             record=None, settings=None):
         """The private path's trajectory with node noise ``sigma`` (0: the exact NSGD-momentum
         trajectory). Returns (w, n_steps, trace, trace_sensitivity). ``replay``: a recorded
         trace whose released nodes are released instead (tests). ``progress`` (with the fit's
         ``record``) calls back at the end of epochs (see :meth:`_prefix_epsilon`)."""
         if replay is not None:
             record_trace = True
-        b, M, E, alpha, eta0 = self._settings(problem)
+        b, M, E, alpha, eta0 = settings or self._settings(problem)
         decpow_in, hon_in, decpow_ep, hon_ep = self._tables(M, E, alpha)
         delta_node = problem.gradient_bound * alpha / b
         if record_trace:
@@ -322,10 +338,12 @@ class DPNSGDTree(DPOptimizer):
         """Private fit. A ``progress`` callback is called at the end of an epoch: the first
         epoch end at or after every ``callback_every`` steps, and after the last epoch."""
         self._check_params()
-        b, M, E, alpha, eta0 = self._settings(problem)
+        settings = self._settings(problem, budget)
+        b, M, E, alpha, eta0 = settings
         sigma, record = self._calibrate(problem, budget, b, M, E, alpha)
         w, n_steps, trace, sens = self._run(
-            problem, sigma, rng, record_trace, replay=replay, progress=progress, record=record
+            problem, sigma, rng, record_trace, replay=replay, progress=progress, record=record,
+            settings=settings,
         )
         return OptimizeResult(
             coef=w.reshape(problem.n_params, problem.n_outputs),
@@ -335,5 +353,7 @@ class DPNSGDTree(DPOptimizer):
             extras={
                 "batch_size": b, "steps_per_epoch": M, "alpha": alpha, "learning_rate": eta0,
                 "noise_std": sigma, "trace_sensitivity": sens,
+                "hyperparameters": {"epochs": E, "batch_size": b, "momentum": 1.0 - alpha,
+                                    "learning_rate": eta0},
             },
         )

@@ -28,6 +28,7 @@ from ..privacy.rdp import epsilon_over_orders
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
+from ._defaults import MAX_STEPS, MIN_STEPS, budget_rho, noisy_gd_time, steps_for_time
 from ._glm import clipped_gradient_sum, poisson_batch
 
 __all__ = ["DPSGLD"]
@@ -38,10 +39,10 @@ POISSON = 1
 #: The accountants of the ``accountant`` parameter: each reports an epsilon that is proven.
 ACCOUNTANTS = ("auto",)
 
-#: Cap on the default number of passes over the data (when the saturation point lam T >= 8 needs
-#: more, i.e. for very weak regularisation).
+#: Cap on the default number of passes over the data when the Langevin bound is in play.
 DEFAULT_MAX_EPOCHS = 1000
-#: Default Langevin time target: lam T >= 8, where the bound is within 2% of its limit.
+#: Langevin time target when the Langevin bound is in play: lam T >= 8, where the bound is
+#: within 2% of its limit.
 SATURATION = 8.0
 
 
@@ -163,10 +164,15 @@ class DPSGLD(DPOptimizer):
     ----------
     max_iter : int or None, default=None
         Number of passes over the data (epochs; a full-batch step is one pass; a mini-batch
-        epoch is ``ceil(1 / q)`` steps). None: the first step count with ``lam T >= 8`` (where
-        the Langevin bound is within 2% of its limit and the transient ``exp(-lam eta K)`` has
-        died out), at most 1000 epochs. At ``epsilon=inf``: the cap on the iterations of the
-        non-private solver (None: 1000).
+        epoch is ``ceil(1 / q)`` steps). None: a public rule (:meth:`_plan`,
+        :func:`skdp.optimizers._defaults.noisy_gd_time`): the Langevin time ``T = sum eta_k``
+        is ``0.01 s^2 / G^2`` for the squared loss and ``16 s / (G R)`` for classification
+        losses, ``s = n sqrt(2 rho) / sqrt(d)`` with rho the zCDP budget, covered by 5 to 1000
+        steps; where the Langevin bound is then no tighter than composition (every C near 1)
+        the fit is accounted by composition and skips the Langevin initialisation, otherwise
+        T is extended to ``lam T >= 8`` (at most 1000 steps). The resolved values are in
+        ``hyperparameters`` of the result and in the record's details. At ``epsilon=inf``: the
+        cap on the iterations of the non-private solver (None: 1000).
     batch_size : None, int or float, default=None
         None: full batch. An int: the (expected) batch size m. A float in (0, 1]: the Poisson
         sampling rate.
@@ -251,23 +257,58 @@ class DPSGLD(DPOptimizer):
             return FULL, 1.0, float(n), 1
         return POISSON, q, q * n, math.ceil(1.0 / q)
 
-    def _etas(self, problem, steps_per_epoch):
-        """The step sizes of a private fit (public: beta, lam, the hyper-parameters)."""
+    def _plan(self, problem, budget, steps_per_epoch):
+        """(step sizes, random initialisation?) of a private fit. Public inputs only.
+
+        ``max_iter=None`` resolves by the public noisy-GD rule
+        (:func:`~._defaults.noisy_gd_time`): the Langevin time ``T = sum_k eta_k`` that trades
+        progress against noise, a function of n, d, rho, G, R and the loss only, covered by
+        ``T / step`` steps (5 to 1000). When the
+        Langevin bound is no tighter than plain composition at that T (full batch:
+        ``(1 - exp(-lam T / 2)) / lam >= T / 4``, i.e. ``lam T <= 3.19``, which is the case for
+        every C near 1; mini-batch: always) the fit is accounted by composition alone and
+        starts at the public start point without the Langevin initialisation, whose variance
+        ``2 sigma^2 / lam`` would otherwise swamp the model (its only role is the Langevin
+        bound). When the Langevin bound is tighter (strong regularisation) the time is extended
+        to ``lam T >= 8`` (at most 1000 steps), where the bound is within 2% of its limit, so
+        the extra time is almost free. An explicit ``max_iter`` keeps the initialisation and
+        the minimum of both bounds.
+        """
         beta, lam = problem.smoothness, problem.lam
         eta0 = 1.0 / (2.0 * beta) if self.step == "auto" else float(self.step)
         if self.max_iter is not None:
             n_steps = int(self.max_iter) * steps_per_epoch
+            init = True
         else:
-            if self.schedule == "constant":
-                need = math.ceil(SATURATION / (lam * eta0))
-            else:
-                # sum_k 1/(1/eta0 + lam k/2) >= (2/lam) log(1 + lam eta0 K / 2): K from lam T >= 8
-                need = math.ceil(2.0 / (lam * eta0) * math.expm1(SATURATION / 2.0))
-            cap = DEFAULT_MAX_EPOCHS * steps_per_epoch
-            n_steps = int(min(need, cap))
+            rho = budget_rho(budget.epsilon, budget.delta)
+            time = noisy_gd_time(problem.loss.name, problem.n_samples, problem.dim, rho,
+                                 problem.gradient_bound, problem.row_norm_bound)
+            n_steps = steps_for_time(time, eta0)
+            if self.schedule == "decreasing":
+                # sum_k 1/(1/eta0 + lam k/2) ~ (2/lam) log(1 + lam eta0 K / 2) >= time
+                x = lam * time / 2.0
+                need = 2.0 / (lam * eta0) * math.expm1(x) if x < 50 else math.inf
+                n_steps = int(min(MAX_STEPS, max(MIN_STEPS, math.ceil(need))))
         if self.schedule == "constant":
-            return np.full(n_steps, eta0)
-        return 1.0 / (1.0 / eta0 + 0.5 * lam * np.arange(n_steps, dtype=np.float64))
+            etas = np.full(n_steps, eta0)
+        else:
+            etas = 1.0 / (1.0 / eta0 + 0.5 * lam * np.arange(n_steps, dtype=np.float64))
+        if self.max_iter is None:
+            T = math.fsum(etas)
+            init = steps_per_epoch == 1 and -math.expm1(-lam * T / 2.0) / lam < T / 4.0
+            if init and self.schedule == "constant" and lam * T < SATURATION:
+                # the Langevin bound is in play: time up to lam T = 8 is (almost) free
+                need = math.ceil(SATURATION / (lam * eta0))
+                etas = np.full(int(min(max(n_steps, need), DEFAULT_MAX_EPOCHS)), eta0)
+        return etas, init
+
+    def _etas(self, problem, steps_per_epoch, budget=None):
+        """The step sizes of a private fit (public: beta, lam, the budget, the
+        hyper-parameters); see :meth:`_plan`."""
+        if budget is None:  # only an explicit max_iter needs no budget
+            if self.max_iter is None:
+                raise ValueError("max_iter=None resolves from the budget: pass it")
+        return self._plan(problem, budget, steps_per_epoch)[0]
 
     def _projection_radius(self, problem):
         if self.projection is None:
@@ -289,8 +330,9 @@ class DPSGLD(DPOptimizer):
         return True, "Langevin bound (Chourasia et al. 2021) and composition, minimum"
 
     # -- private fit --------------------------------------------------------------------------
-    def _calibrate(self, problem, budget, etas, sampling, q, m_pub):
-        """(sigma, record details, event, accountant used, analysis). Public inputs only."""
+    def _calibrate(self, problem, budget, etas, sampling, q, m_pub, init=True):
+        """(sigma, record details, event, accountant used, analysis). Public inputs only.
+        ``init=False``: no Langevin initialisation, so composition only."""
         n, G, lam = problem.n_samples, problem.gradient_bound, problem.lam
         T = math.fsum(etas)
         eta_max = float(np.max(etas))
@@ -299,6 +341,11 @@ class DPSGLD(DPOptimizer):
         # z -> event, and the factor sigma = z * unit
         if sampling == FULL:
             ok, reason = self._langevin_conditions(problem, etas)
+            if not init:
+                ok, reason = False, (
+                    "default plan: the Langevin bound is no tighter than composition at this "
+                    "Langevin time, so no Langevin initialisation and composition only"
+                )
             if ok:
                 def make(z):
                     return LangevinEvent(z, lam, T, composition=True)
@@ -380,10 +427,13 @@ class DPSGLD(DPOptimizer):
         self._check_params()
         n, G = problem.n_samples, problem.gradient_bound
         sampling, q, m_pub, per_epoch = self._sampling(n)
-        etas = self._etas(problem, per_epoch)
+        etas, init = self._plan(problem, budget, per_epoch)
         sigma, details, event, accountant, analysis = self._calibrate(
-            problem, budget, etas, sampling, q, m_pub
+            problem, budget, etas, sampling, q, m_pub, init
         )
+        details["initialisation"] = "langevin" if init else "none"
+        hyper = {"max_iter": math.ceil(len(etas) / per_epoch), "n_steps": len(etas),
+                 "step": float(etas[0]), "sigma": sigma, "initialisation": details["initialisation"]}
         radius = self._projection_radius(problem)
         details["projection_radius"] = radius if radius > 0 else None
         n_steps = len(etas)
@@ -407,7 +457,7 @@ class DPSGLD(DPOptimizer):
             _sgld_kernel(
                 problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
                 etas[start:stop], sampling, q, 1.0 / m_pub, sigma,
-                sigma * math.sqrt(2.0 / problem.lam), radius, rng, perm, trace[start:stop],
+                sigma * math.sqrt(2.0 / problem.lam) if init else 0.0, radius, rng, perm, trace[start:stop],
                 replay is not None, start == 0,
             )
 
@@ -421,5 +471,5 @@ class DPSGLD(DPOptimizer):
             n_iter=math.ceil(n_steps / per_epoch),
             record=record,
             trace=trace if record_trace else None,
-            extras=dict(details),
+            extras=dict(details, hyperparameters=hyper),
         )

@@ -1,0 +1,472 @@
+"""Good by default at every n and epsilon (issue 15): every optimizer x estimator at its defaults.
+
+Run: ``python benchmarks/bench_defaults.py [--optimizers dp_gdws ...] [--estimators logistic
+ridge svc] [--datasets adult wine ...] [--n 500 1000 ...] [--eps 0.1 0.3 1 3] [--seeds 3]
+[--heldout {dev,heldout,all}] [--out defaults]``.
+
+Writes ``benchmarks/results/<out>.csv`` (one row per method, cell and seed) and ``<out>.md``
+(a table per estimator: mean over seeds, cells that miss the issue's criteria marked), plus
+``<out>_<estimator>.png`` (score minus the Opacus anchor against n, one panel per data set and
+epsilon).
+
+**Grid.** n (training rows) in {500, 1000, 2000, 5000, 10000, 30000}, where the data set has
+that many training rows (a seeded subsample of the training split; the bundled small sets run
+once at their full training size, reported under that n); epsilon in {0.1, 0.3, 1, 3}; delta
+1e-5 throughout. Seed s fixes the subsample and every fit's randomness.
+
+**Data and preprocessing (the same arrays for every method).** Numeric features standardised
+with the statistics of the data set's full training split, categoricals one-hot (Adult, 108
+columns), rows scaled to unit L2 norm; regression targets mapped affinely onto [-1, 1] by the
+target's public range (wine quality 0..10, diabetes 25..346, California house value 0.15..5.0
+(the census cap), generated data +-3 times the generator's known target scale). R^2 is invariant
+under that map. skdp gets ``data_norm=1`` and (regression) ``y_bounds=(-1, 1)``: these public
+bounds isolate the optimizers from the private bound estimates (benchmarked in
+``bench_raw_data.py``); everything else is at its default. Test sets: Adult's own test file,
+otherwise a fixed 25% split (random_state 0) of the whole data set, never subsampled.
+
+* development part (looked at while choosing the rules): Adult (classification), breast cancer
+  (n 426), digits binarised as "digit >= 5" (n 1347), wine quality (regression, up to 3673),
+  diabetes (n 331), ``make_regression`` (d 20, 10 informative, noise 0.5 x signal sd).
+* held-out part (``--heldout heldout``; not looked at while choosing the rules): California
+  housing (regression, up to 15480) and ``make_classification`` (d 30, 10 informative, 3%
+  label noise, class_sep 0.8).
+
+**References.** Non-private scikit-learn on the same arrays (LogisticRegression(C=1),
+LinearSVC(C=1), Ridge(alpha=1)); the majority class of the training subsample (classification) and
+R^2 = 0 (regression; predicting the training mean); Opacus DP-SGD (``_anchors.opacus_fit``) with
+one fixed configuration, the issue's: ``nn.Linear`` with bias, SGD lr 1, Poisson batches of
+expected size 512 (64 for n <= 2000), 10 epochs, per-example clip 1, ``make_private_with_epsilon``
+with the PRV accountant below epsilon 0.5 and RDP (orders to 4096) otherwise; BCE loss for both
+classifiers (DPLinearSVC is compared with the same logistic anchor), MSE for regression. Tuned on
+nothing. Anchors and scikit-learn results are cached in ``benchmarks/.cache/anchors.json``
+(keyed by data set, n, epsilon, seed and configuration), so a rerun of skdp cells is cheap.
+
+**Criteria marked in the tables** (issue 15), on the mean over seeds:
+``B`` below the majority / zero-R^2 baseline at epsilon >= 0.3 and n >= 1000; ``A`` more than
+1 point of accuracy (0.02 R^2) below the Opacus anchor; ``D`` the estimator's default optimizer
+below the anchor.
+"""
+
+import argparse
+import csv
+import json
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+# this checkout's skdp, not an installed one (the script is run as benchmarks/bench_defaults.py)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from sklearn.datasets import (
+    fetch_california_housing, load_breast_cancer, load_diabetes, load_digits,
+    make_classification, make_regression,
+)
+from sklearn.linear_model import LogisticRegression, Ridge
+from sklearn.metrics import r2_score
+from sklearn.model_selection import train_test_split
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
+
+from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
+from skdp.datasets import find_data_dir, load_adult, load_wine_frame
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from _anchors import opacus_fit  # noqa: E402
+
+RESULTS = HERE / "results"
+CACHE = HERE / ".cache" / "anchors.json"
+DELTA = 1e-5
+N_GRID = (500, 1000, 2000, 5000, 10000, 30000)
+EPS_GRID = (0.1, 0.3, 1.0, 3.0)
+OPTIMIZERS = ("dp_gdws", "dp_scd", "dp_nag_opt", "dp_masg", "dp_sgld", "dp_nsgd_tree")
+ESTIMATORS = {
+    "logistic": (DPLogisticRegression, "classification", "dp_gdws"),
+    "svc": (DPLinearSVC, "classification", "dp_gdws"),
+    "ridge": (DPRidge, "regression", "dp_scd"),
+}
+DEV = ("adult", "breast_cancer", "digits", "wine", "diabetes", "make_regression")
+HELDOUT = ("california", "make_classification")
+
+
+def opacus_config(n):
+    """The anchor's fixed configuration (the issue's): a function of n only."""
+    return {"lr": 1.0, "batch_size": 64 if n <= 2000 else 512, "epochs": 10, "max_grad_norm": 1.0}
+
+
+# ----------------------------------------------------------------------------- data
+def _unit_rows(X):
+    return X / np.maximum(np.linalg.norm(X, axis=1, keepdims=True), 1e-300)
+
+
+def _standardise(X_tr, X_te):
+    sc = StandardScaler().fit(X_tr)
+    return _unit_rows(sc.transform(X_tr)), _unit_rows(sc.transform(X_te))
+
+
+def _to_unit(y, lo, hi):
+    return np.clip((np.asarray(y, float) - (lo + hi) / 2) / ((hi - lo) / 2), -1.0, 1.0)
+
+
+def _split(X, y, stratify=False):
+    return train_test_split(X, y, test_size=0.25, random_state=0, stratify=y if stratify else None)
+
+
+_DATA = {}
+
+
+def load(name):
+    """(task, X_train, y_train, X_test, y_test), preprocessed as the module docstring says."""
+    if name in _DATA:
+        return _DATA[name]
+    if name == "adult":
+        X_tr, y_tr, X_te, y_te = load_adult()
+        out = ("classification", X_tr, y_tr, X_te, y_te)
+    elif name == "breast_cancer":
+        X, y = load_breast_cancer(return_X_y=True)
+        X_tr, X_te, y_tr, y_te = _split(X, y, True)
+        out = ("classification",) + _pair(_standardise(X_tr, X_te), y_tr, y_te)
+    elif name == "digits":
+        X, y = load_digits(return_X_y=True)
+        y = (y >= 5).astype(int)
+        X_tr, X_te, y_tr, y_te = _split(X, y, True)
+        out = ("classification",) + _pair(_standardise(X_tr, X_te), y_tr, y_te)
+    elif name == "make_classification":
+        X, y = make_classification(n_samples=40000, n_features=30, n_informative=10, n_redundant=5,
+                                   flip_y=0.03, class_sep=0.8, random_state=7)
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
+        out = ("classification",) + _pair(_standardise(X_tr, X_te), y_tr, y_te)
+    elif name == "wine":
+        X_tr, y_tr, X_te, y_te = load_wine_frame()
+        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, 0, 10), _to_unit(y_te, 0, 10))
+    elif name == "diabetes":
+        X, y = load_diabetes(return_X_y=True)
+        X_tr, X_te, y_tr, y_te = _split(X, y)
+        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, 25, 346), _to_unit(y_te, 25, 346))
+    elif name == "california":
+        X, y = fetch_california_housing(return_X_y=True)
+        X_tr, X_te, y_tr, y_te = _split(X, y)
+        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, 0.15, 5.0), _to_unit(y_te, 0.15, 5.0))
+    elif name == "make_regression":
+        # target sd sqrt(sum coef^2 + noise^2) is known to the generator: bounds +-3 sd are public
+        X, y, coef = make_regression(n_samples=40000, n_features=20, n_informative=10, noise=0.0,
+                                     coef=True, random_state=11)
+        scale = float(np.linalg.norm(coef))
+        y = y + np.random.default_rng(11).normal(0, 0.5 * scale, size=y.shape)
+        bound = 3.0 * scale * math.sqrt(1.25)
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
+        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, -bound, bound),
+                                      _to_unit(y_te, -bound, bound))
+    else:
+        raise ValueError(f"unknown data set {name!r}")
+    task, X_tr, y_tr, X_te, y_te = out
+    out = (task, np.ascontiguousarray(X_tr), np.asarray(y_tr), np.ascontiguousarray(X_te), np.asarray(y_te))
+    _DATA[name] = out
+    return out
+
+
+def _pair(XX, y_tr, y_te):
+    return XX[0], y_tr, XX[1], y_te
+
+
+def sizes(name, n_grid):
+    """The n of the grid this data set runs at (its full training size when below 500)."""
+    n_full = load(name)[1].shape[0]
+    ns = [n for n in n_grid if n <= n_full]
+    if n_full < 10000 and n_full not in ns and any(n > n_full for n in n_grid):
+        ns.append(n_full)  # a set smaller than the next grid point runs at its full size too
+    return sorted(set(ns))
+
+
+def subsample(name, n, seed):
+    task, X_tr, y_tr, X_te, y_te = load(name)
+    if n < X_tr.shape[0]:
+        idx = np.random.default_rng(1000 + seed).choice(X_tr.shape[0], n, replace=False)
+        X_tr, y_tr = X_tr[idx], y_tr[idx]
+    return task, np.ascontiguousarray(X_tr), y_tr, X_te, y_te
+
+
+# ----------------------------------------------------------------------------- methods
+def baseline_score(task, y_tr, y_te):
+    if task == "regression":
+        return 0.0
+    vals, counts = np.unique(y_tr, return_counts=True)
+    return float(np.mean(y_te == vals[np.argmax(counts)]))
+
+
+def sklearn_score(est, X_tr, y_tr, X_te, y_te):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if est == "logistic":
+            return float(LogisticRegression(C=1.0, max_iter=5000).fit(X_tr, y_tr).score(X_te, y_te))
+        if est == "svc":
+            return float(LinearSVC(C=1.0, max_iter=20000).fit(X_tr, y_tr).score(X_te, y_te))
+        return float(r2_score(y_te, Ridge(alpha=1.0).fit(X_tr, y_tr).predict(X_te)))
+
+
+def skdp_fit(est, optimizer, X_tr, y_tr, X_te, y_te, eps, seed):
+    cls, task, _ = ESTIMATORS[est]
+    kw = dict(epsilon=eps, delta=DELTA, optimizer=optimizer, data_norm=1.0, random_state=seed)
+    if task == "regression":
+        kw["y_bounds"] = (-1.0, 1.0)
+    t0 = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = cls(**kw).fit(X_tr, y_tr)
+    dt = time.perf_counter() - t0
+    if task == "regression":
+        score = float(r2_score(y_te, model.predict(X_te)))
+    else:
+        score = float(model.score(X_te, y_te))
+    return score, float(model.epsilon_), dt
+
+
+class Cache:
+    """Anchor / scikit-learn results on disk, keyed by everything that determines them."""
+
+    def __init__(self, path=CACHE):
+        self.path = Path(path)
+        self.data = json.loads(self.path.read_text()) if self.path.exists() else {}
+
+    def get(self, key, compute):
+        if key not in self.data:
+            self.data[key] = compute()
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.write_text(json.dumps(self.data))
+        return self.data[key]
+
+
+def opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed):
+    cfg = opacus_config(X_tr.shape[0])
+    cfg["accountant"] = "prv" if eps < 0.5 else "rdp"
+    y = y_tr.astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        score, spent, dt = opacus_fit(task, X_tr, y, X_te, y_te, eps, seed, DELTA, **cfg)
+    return [score, spent, dt]
+
+
+# ----------------------------------------------------------------------------- grid
+def run(args, log=print):
+    cache = Cache()
+    rows = []
+    datasets = args.datasets or {"dev": DEV, "heldout": HELDOUT, "all": DEV + HELDOUT}[args.heldout]
+    for name in datasets:
+        task = load(name)[0]
+        ests = [e for e in args.estimators if ESTIMATORS[e][1] == task]
+        if not ests:
+            continue
+        part = "heldout" if name in HELDOUT else "dev"
+        for n in sizes(name, args.n):
+            for seed in range(args.seeds):
+                _, X_tr, y_tr, X_te, y_te = subsample(name, n, seed)
+                base = baseline_score(task, y_tr, y_te)
+                for est in ests:
+                    key = f"sklearn|{name}|{n}|{seed}|{est}"
+                    sk = cache.get(key, lambda: sklearn_score(est, X_tr, y_tr, X_te, y_te))
+                    common = dict(part=part, dataset=name, task=task, estimator=est, n=n, seed=seed)
+                    rows.append(dict(common, method="baseline", eps=math.inf, score=base, eps_spent=0.0, seconds=0.0))
+                    rows.append(dict(common, method="sklearn", eps=math.inf, score=sk, eps_spent=math.inf, seconds=0.0))
+                for eps in args.eps:
+                    cfg = opacus_config(n)
+                    key = f"opacus|{name}|{n}|{eps}|{seed}|{json.dumps(cfg, sort_keys=True)}"
+                    op = cache.get(key, lambda: opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed))
+                    for est in ests:
+                        common = dict(part=part, dataset=name, task=task, estimator=est, n=n, seed=seed)
+                        rows.append(dict(common, method="opacus", eps=eps, score=op[0], eps_spent=op[1], seconds=op[2]))
+                        for opt in args.optimizers:
+                            score, spent, dt = skdp_fit(est, opt, X_tr, y_tr, X_te, y_te, eps, seed)
+                            rows.append(dict(common, method=opt, eps=eps, score=score, eps_spent=spent, seconds=dt))
+                            log(f"{name:14s} n={n:<6d} eps={eps:<4g} seed={seed} {est:8s} {opt:13s} "
+                                f"{score:.4f} (opacus {op[0]:.4f}, base {base:.4f}, {dt:.2f}s)")
+    return rows
+
+
+# ----------------------------------------------------------------------------- report
+def _mean(rows):
+    return float(np.mean([r["score"] for r in rows]))
+
+
+def summarise(rows):
+    """{(part, estimator): {(dataset, n, eps): {method: mean score}}} and the reference columns."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["part"], r["estimator"], r["dataset"], r["n"], r["method"], r["eps"]), []).append(r)
+    table = {}
+    for (part, est, ds, n, method, eps), rs in groups.items():
+        if method in ("baseline", "sklearn"):
+            continue
+        table.setdefault((part, est), {}).setdefault((ds, n, eps), {})[method] = _mean(rs)
+    for (part, est), cells in table.items():
+        for (ds, n, eps), cell in cells.items():
+            for ref in ("baseline", "sklearn"):
+                rs = groups.get((part, est, ds, n, ref, math.inf))
+                cell[ref] = _mean(rs) if rs else float("nan")
+    return table
+
+
+def violations(est, method, cell, n, eps):
+    """The issue's criteria this mean score misses: a string of B, A, D."""
+    task = ESTIMATORS[est][1]
+    tol = 0.01 if task == "classification" else 0.02
+    s, out = cell[method], ""
+    if eps >= 0.3 and n >= 1000 and s < cell["baseline"]:
+        out += "B"
+    if "opacus" in cell and s < cell["opacus"] - tol:
+        out += "A"
+    if method == ESTIMATORS[est][2] and "opacus" in cell and s < cell["opacus"]:
+        out += "D"
+    return out
+
+
+def markdown(rows, optimizers, title):
+    table = summarise(rows)
+    lines = [f"# {title}", "",
+             "Mean test score over seeds (accuracy; R^2 for ridge). Marks: B below the majority/zero "
+             "baseline (eps >= 0.3, n >= 1000), A more than 1 point (0.02 R^2) below Opacus, "
+             "D default optimizer below Opacus. Settings: `benchmarks/bench_defaults.py` docstring.", ""]
+    seeds = sorted({r["seed"] for r in rows})
+    lines.append(f"Seeds: {len(seeds)}; delta {DELTA:g}.")
+    lines.append("")
+    misses = {}
+    for part in ("dev", "heldout"):
+        for est in ESTIMATORS:
+            cells = table.get((part, est))
+            if not cells:
+                continue
+            opts = [o for o in optimizers if any(o in c for c in cells.values())]
+            lines += [f"## {est} ({'held-out' if part == 'heldout' else 'development'} part)", "",
+                      "| data | n | eps | baseline | sklearn | opacus | " + " | ".join(opts) + " |",
+                      "|---|---|---|---|---|---|" + "---|" * len(opts)]
+            for (ds, n, eps) in sorted(cells):
+                c = cells[(ds, n, eps)]
+                out = []
+                for o in opts:
+                    if o not in c:
+                        out.append("")
+                        continue
+                    v = violations(est, o, c, n, eps)
+                    if v:
+                        misses.setdefault((part, est, o), []).append(
+                            (ds, n, eps, c[o] - c.get("opacus", float("nan")), v))
+                    out.append(f"**{c[o]:.3f} {v}**" if v else f"{c[o]:.3f}")
+                lines.append(f"| {ds} | {n} | {eps:g} | {c['baseline']:.3f} | {c['sklearn']:.3f} | "
+                             f"{c.get('opacus', float('nan')):.3f} | " + " | ".join(out) + " |")
+            lines.append("")
+    lines += ["## Cells that miss the criteria", "",
+              "| part | estimator | optimizer | misses / cells | worst gap to Opacus (data, n, eps) |",
+              "|---|---|---|---|---|"]
+    for (part, est), cells in sorted(table.items()):
+        for o in optimizers:
+            total = sum(o in c for c in cells.values())
+            if not total:
+                continue
+            m = misses.get((part, est, o), [])
+            worst = min(m, key=lambda x: x[3]) if m else None
+            w = f"{worst[3]:+.3f} ({worst[0]}, {worst[1]}, {worst[2]:g})" if worst else ""
+            lines.append(f"| {part} | {est} | {o} | {len(m)} / {total} | {w} |")
+    lines.append("")
+    return "\n".join(lines)
+
+
+def plot(rows, optimizers, stem):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover
+        return []
+    table = summarise(rows)
+    paths = []
+    for est in ESTIMATORS:
+        cells = {k: v for (part, e), cs in table.items() if e == est for k, v in cs.items()}
+        if not cells:
+            continue
+        dss = sorted({k[0] for k in cells})
+        epss = sorted({k[2] for k in cells})
+        fig, axes = plt.subplots(len(dss), len(epss), figsize=(3.2 * len(epss), 2.4 * len(dss)),
+                                 squeeze=False, sharex=True)
+        for i, ds in enumerate(dss):
+            for j, eps in enumerate(epss):
+                ax = axes[i, j]
+                keys = sorted(k for k in cells if k[0] == ds and k[2] == eps)
+                ns = [k[1] for k in keys]
+                ref = np.array([cells[k].get("opacus", np.nan) for k in keys])
+                for o in optimizers + ["baseline", "sklearn"]:
+                    ys = np.array([cells[k].get(o, np.nan) for k in keys]) - ref
+                    if np.all(np.isnan(ys)):
+                        continue
+                    style = "--" if o in ("baseline", "sklearn") else "-o"
+                    ax.plot(ns, ys, style, ms=3, label=o)
+                tol = 0.01 if ESTIMATORS[est][1] == "classification" else 0.02
+                ax.axhline(0, color="k", lw=0.8)
+                ax.axhline(-tol, color="r", lw=0.6, ls=":")
+                ax.set_xscale("log")
+                ax.set_ylim(-0.15, 0.05)
+                ax.set_title(f"{ds}{' (held-out)' if ds in HELDOUT else ''}, eps={eps:g}", fontsize=8)
+                ax.tick_params(labelsize=7)
+        axes[0, 0].legend(fontsize=6)
+        fig.supylabel("score - Opacus")
+        fig.supxlabel("n")
+        fig.tight_layout()
+        path = RESULTS / f"{stem}_{est}.png"
+        fig.savefig(path, dpi=80)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def write(rows, optimizers, stem):
+    RESULTS.mkdir(exist_ok=True)
+    fields = ["part", "dataset", "task", "estimator", "method", "n", "eps", "seed", "score",
+              "eps_spent", "seconds"]
+    with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=fields)
+        w.writeheader()
+        for r in rows:
+            w.writerow(r)
+    (RESULTS / f"{stem}.md").write_text(markdown(rows, list(optimizers), f"Defaults grid ({stem})"))
+    return plot(rows, list(optimizers), stem)
+
+
+def read_csv(path):
+    rows = []
+    with open(path) as fh:
+        for r in csv.DictReader(fh):
+            r["n"], r["seed"] = int(r["n"]), int(r["seed"])
+            for k in ("eps", "score", "eps_spent", "seconds"):
+                r[k] = float(r[k])
+            rows.append(r)
+    return rows
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS))
+    p.add_argument("--estimators", nargs="+", default=list(ESTIMATORS), choices=list(ESTIMATORS))
+    p.add_argument("--datasets", nargs="+", default=None, choices=list(DEV + HELDOUT))
+    p.add_argument("--n", nargs="+", type=int, default=list(N_GRID))
+    p.add_argument("--eps", nargs="+", type=float, default=list(EPS_GRID))
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--heldout", choices=["dev", "heldout", "all"], default="dev",
+                   help="which part of the grid (default: the development part only)")
+    p.add_argument("--out", default="defaults", help="file stem under benchmarks/results")
+    p.add_argument("--report-only", action="store_true", help="rebuild md/png from <out>.csv")
+    args = p.parse_args(argv)
+    if args.report_only:
+        rows = read_csv(RESULTS / f"{args.out}.csv")
+    else:
+        if find_data_dir(None, ("adult.data",)) is None and (args.datasets is None or "adult" in args.datasets):
+            print("Adult not found (SKDP_DATA_DIR): skipped")
+            args.datasets = [d for d in (args.datasets or DEV) if d not in ("adult", "wine")]
+        rows = run(args)
+    for path in write(rows, args.optimizers, args.out):
+        print("wrote", path)
+    print("wrote", RESULTS / f"{args.out}.md")
+
+
+if __name__ == "__main__":
+    main()
