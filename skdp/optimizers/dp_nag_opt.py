@@ -242,7 +242,14 @@ class _AcceleratedDPOptimizer(DPOptimizer):
             n_iter=T,
             record=record,
             trace=trace if record_trace else None,
-            extras={"schedule": schedule, "noise_scale": scales, "bound": record.details["bound"]},
+            extras={
+                "schedule": schedule, "noise_scale": scales, "bound": record.details["bound"],
+                # the "auto" defaults as the public rules resolved them (issue 15)
+                "hyperparameters": {
+                    "max_iter": T, "kappa": record.details["kappa"],
+                    "stage_lengths": [int(k) for k in record.details["stage_lengths"]],
+                },
+            },
         )
 
 

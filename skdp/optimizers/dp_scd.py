@@ -287,6 +287,8 @@ class DPSCD(DPOptimizer):
             extras={
                 "batch_size": L, "sampling_rate": q, "update_clip": uclip,
                 "noise_std": noise_v, "epochs": float(self.epochs), "variant": self.variant,
+                # the "auto" defaults as the public rules resolved them (issue 15)
+                "hyperparameters": {"batch_size": L, "update_clip": uclip, "n_steps": n_steps},
             },
         )
 
