@@ -79,7 +79,8 @@ def horizon_steps(n, rho, cap, loss_id=None):
 
 
 def horizon_kappa(L, mu, T):
-    """The condition number the ``kappa="auto"`` schedule assumes: ``min(L / mu, (T / KAPPA_C)^2)``.
+    """The condition number the ``kappa="auto"`` schedule assumes:
+    ``min(L / mu, max(4, (T / KAPPA_C)^2))``.
 
     With a weak regularisation ``L / mu`` is huge and the momentum
     ``(sqrt(kappa) - 1) / (sqrt(kappa) + 1)`` is so close to 1 that the iterates still oscillate
@@ -87,7 +88,9 @@ def horizon_kappa(L, mu, T):
     directions of curvature below ``L (KAPPA_C / T)^2`` cannot be fitted in T steps anyway;
     treating them as such makes the momentum damp within the horizon.
     """
-    return min(L / mu, (T / KAPPA_C) ** 2)
+    # at least 4 (momentum >= 0 and a contraction 1 - sqrt(alpha mu') >= 1/2 for c <= 1) for the
+    # shortest runs, never above the problem's own L / mu
+    return min(L / mu, max(4.0, (T / KAPPA_C) ** 2))
 
 
 class _AcceleratedDPOptimizer(DPOptimizer):
