@@ -197,13 +197,18 @@ def test_plan_uses_public_quantities_only():
         assert r1.epsilon == r2.epsilon
 
 
-def test_schedule_from_public_constants():
+@pytest.mark.parametrize("kappa", [None, "auto"])
+def test_schedule_from_public_constants(kappa):
     X, y = breast_cancer()
     problem = _problem(X, y)
-    res = DPNAGOpt(c=0.5).solve(problem, Budget(1.0, 1e-6), np.random.default_rng(0))
+    res = DPNAGOpt(c=0.5, kappa=kappa).solve(problem, Budget(1.0, 1e-6), np.random.default_rng(0))
     L, mu = problem.smoothness, problem.strong_convexity
-    alpha = 0.5 / L
     sched = res.extras["schedule"]
+    T = res.n_iter
+    if kappa == "auto":  # the momentum damps within the T steps run: kappa' = min(L/mu, (T/3)^2)
+        assert (T / 3.0) ** 2 < L / mu
+        mu = L / (T / 3.0) ** 2
+    alpha = 0.5 / L
     assert np.all(sched.alpha == alpha)
     np.testing.assert_allclose(
         sched.beta, (1 - math.sqrt(alpha * mu)) / (1 + math.sqrt(alpha * mu)), rtol=1e-14

@@ -339,15 +339,25 @@ def test_determinism_and_utility():
 
 
 def test_defaults_from_public_quantities():
+    """The auto update clip: a multiple min(cap, n sqrt(2 rho) / k) of the natural size
+    scale * Lam / (Lam + L R^2) of one dual step (cap, k per loss family; docs/optimizers)."""
+    from skdp.privacy import GaussianEvent, calibrate_noise_multiplier
+
     X, y = breast_cancer()
     n = X.shape[0]
     pr = _problem("logistic", X, y, reg=1.0)
     res = DPSCD().solve(pr, Budget(1.0, 1e-5), np.random.default_rng(0))
-    assert res.extras["batch_size"] == round(math.sqrt(n))
-    assert res.extras["update_clip"] == pytest.approx(2e-3 * pr.lam * n)
+    L = round(math.sqrt(n))
+    assert res.extras["batch_size"] == L
+    z, _ = calibrate_noise_multiplier(GaussianEvent, 1.0, 1e-5, "rdp")  # rho = 1 / (2 z^2)
+    Lam, R2 = pr.lam * n, pr.row_norm_bound**2
+    assert res.extras["update_clip"] == pytest.approx(min(3.0, n / z / 60.0) * Lam / (Lam + L * R2))
     prr = _problem("ridge", *diabetes(), reg=1.0, clip=4.0)
+    m = prr.n_samples
     res = DPSCD().solve(prr, Budget(1.0, 1e-5), np.random.default_rng(0))
-    assert res.extras["update_clip"] == pytest.approx(2e-3 * prr.lam * prr.n_samples * 2.0)
+    Lr, Lam = round(math.sqrt(m)), prr.lam * m
+    expected = min(1.0, m / z / 400.0) * (4.0 / 8.0) * Lam / (Lam + Lr * prr.row_norm_bound**2)
+    assert res.extras["update_clip"] == pytest.approx(expected)
 
 
 @pytest.mark.parametrize(

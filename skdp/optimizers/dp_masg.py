@@ -16,6 +16,10 @@ from .dp_nag_opt import _COMMON_CONSTRAINTS, _AcceleratedDPOptimizer
 
 __all__ = ["DPMASG"]
 
+#: ``reselect_T="auto"``: the fit runs this many times dp_nag_opt's horizon T_1, stage 1 being
+#: T_1 steps (fitted on public development data, docs/optimizers/dp_masg.rst).
+STAGES_FACTOR = 2
+
 
 class DPMASG(_AcceleratedDPOptimizer):
     """Differentially private multi-stage accelerated gradient (restarted Nesterov).
@@ -31,9 +35,16 @@ class DPMASG(_AcceleratedDPOptimizer):
     ``a_{T,t} = 2^(s_T - s_t) prod_{i>t} (1 - sqrt(mu alpha_i)) alpha_t (1 + alpha_t L)``
     (``s_t`` the stage of step t): ``eps_t ~ a_t^(1/3)`` (Laplace), ``rho_t ~ a_t^(1/2)``
     (Gaussian), or equal shares (``allocation="uniform"``, plain DP-MASG); within a stage the
-    noise decreases, at each stage start it jumps up. ``reselect_T`` chooses the number of steps
-    T* <= max_iter that minimises the bound (with the paper's settings it usually stops at the end
-    of stage 1, as the spec notes).
+    noise decreases, at each stage start it jumps up.
+
+    **Number of steps and stages (defaults).** ``reselect_T="auto"``: stage 1 is dp_nag_opt's run
+    (``T_1`` steps from :func:`~skdp.optimizers.dp_nag_opt.horizon_steps`, momentum damped within
+    them by ``kappa="auto"``), and the fit continues for as many steps again in the later stages
+    (step ``c / (4^k L)``, momentum reset), where the smaller steps average the noise: ``2 T_1``
+    steps in all, at most ``max_iter``. So dp_masg always differs from dp_nag_opt by its second
+    stage. ``reselect_T=True`` chooses the number of steps T* <= max_iter that minimises the
+    paper's bound with the paper's stage 1 (``ceil(2 sqrt(kappa) ln sqrt(kappa))``, longer than
+    T* whenever the regularisation is weak: dp_masg is then dp_nag_opt).
 
     **Neighbouring relation and sensitivity.** Zero-out (add/remove one record, n public): the
     released gradient sum of a step moves by at most ``G = clip * R`` in L2 norm and
@@ -56,7 +67,13 @@ class DPMASG(_AcceleratedDPOptimizer):
     c : float, default=1.0
         Step multiplier of every stage (``c <= 1`` for the theory).
     allocation : {"optimal", "uniform"}, default="optimal"
-    reselect_T : bool, default=True
+    reselect_T : "auto" or bool, default="auto"
+        "auto": ``2 T_1`` steps, stage 1 of ``T_1`` (above); True: the bound's T* <= max_iter;
+        False: ``max_iter`` steps.
+    kappa : "auto", float >= 1 or None, default="auto"
+        The condition number the schedule assumes (each stage's momentum, the stage lengths of
+        eq. 33 and the allocation weights). "auto": ``min(L / mu, (T_1 / 3)^2)`` (see DPNAGOpt;
+        ``L / mu`` with ``reselect_T=True``); None: ``L / mu``; a number: ``min(kappa, L / mu)``.
     E0 : "auto" or float, default="auto"
         Guess of ``F(x_0) - F*`` that chooses T*, and through T* each step's noise (see
         DPNAGOpt; "auto" is data-free).
@@ -64,7 +81,8 @@ class DPMASG(_AcceleratedDPOptimizer):
     stage_p : float >= 1, default=1
         The paper's p >= 1 in the stage length ``2^k ceil(sqrt(kappa) ln 2^(p+2))``.
     first_stage : int or None, default=None
-        Length n_1 of stage 1 (None: ``ceil(2 sqrt(kappa) ln sqrt(kappa))``, at least 1).
+        Length n_1 of stage 1 (None: ``T_1`` under ``reselect_T="auto"``, else
+        ``ceil(2 sqrt(kappa) ln sqrt(kappa))``, at least 1).
     tol : float > 0 or None, default=None
         Tolerance of the non-private fit (``epsilon=inf`` only; the stages are irrelevant
         without noise and the shared L-BFGS solver is used): the largest absolute gradient
@@ -89,19 +107,28 @@ class DPMASG(_AcceleratedDPOptimizer):
     }
 
     def __init__(
-        self, max_iter=None, batch_size=None, c=1.0, allocation="optimal", reselect_T=True,
-        E0="auto", mechanism="gaussian", stage_p=1, first_stage=None, tol=None,
+        self, max_iter=None, batch_size=None, c=1.0, allocation="optimal", reselect_T="auto",
+        kappa="auto", E0="auto", mechanism="gaussian", stage_p=1, first_stage=None, tol=None,
     ):
         self.max_iter = max_iter
         self.batch_size = batch_size
         self.c = c
         self.allocation = allocation
         self.reselect_T = reselect_T
+        self.kappa = kappa
         self.E0 = E0
         self.mechanism = mechanism
         self.stage_p = stage_p
         self.first_stage = first_stage
         self.tol = tol
 
-    def _schedule(self, L, mu, T):
-        return masg_schedule(T, L, mu, float(self.c), float(self.stage_p), self.first_stage)
+    def _total_steps(self, horizon):
+        # stage 1 is dp_nag_opt's horizon; the later stages (smaller steps, averaging the noise)
+        # get as many steps again
+        return STAGES_FACTOR * horizon
+
+    def _schedule(self, L, mu, T, horizon=None):
+        first = self.first_stage
+        if first is None and horizon is not None:
+            first = horizon  # reselect_T="auto": stage 1 is dp_nag_opt's run
+        return masg_schedule(T, L, mu, float(self.c), float(self.stage_p), first)

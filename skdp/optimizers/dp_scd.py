@@ -11,7 +11,7 @@ import math
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ..losses import LOGISTIC, MULTINOMIAL, SQUARED
+from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE
 from ..privacy import (
     GaussianEvent,
     PoissonGaussianEvent,
@@ -29,6 +29,47 @@ from ._scd_kernels import PRIVATE_BOX, dp_scd_kernel
 __all__ = ["DPSCD"]
 
 _VARIANTS = ("secret_dual", "paper")
+
+#: ``update_clip="auto"`` (:func:`auto_update_clip`): the clip is ``min(CLIP_MAX, n sqrt(2 rho) /
+#: CLIP_SNR)`` times the natural size of one dual update, per loss family. Fitted on public
+#: development data (``benchmarks/dev_rules_scd_accelerated.py``, docs/optimizers/dp_scd.rst).
+CLIP_MAX = {"logistic": 3.0, "squared_hinge": 1.0, "squared": 1.0}
+CLIP_SNR = {"logistic": 60.0, "squared_hinge": 240.0, "squared": 400.0}
+#: The dual scale of the squared loss, as a fraction of the residual clip tau: tau / 8 is one
+#: median absolute deviation of y under the default private target bounds (tau = 2 half-range,
+#: half-range = 4 MAD), the typical size of a residual, i.e. of a dual variable.
+SQUARED_DUAL_SCALE = 1.0 / 8.0
+
+
+def auto_update_clip(problem, budget, L, max_update):
+    """The default update clip: a function of n, rho, lam n, R, the loss and L only.
+
+    ``natural = scale * Lam / (Lam + L R^2)`` is the size of one example's unclipped dual step
+    from a residual of size ``scale`` (the CoCoA+ subproblem with sigma' = L: the step is the
+    residual divided by ``1 + L ||x||^2 / Lam``); ``scale`` is 1 for the classification losses
+    (dual variables in [0, 1]) and ``tau / 8`` for the squared loss. The clip is a multiple
+    ``min(CLIP_MAX, n sqrt(2 rho) / CLIP_SNR)`` of it (constants per loss family): the noise on V scales with the clip, so a
+    small budget (small ``n sqrt(rho)``, the signal-to-noise ratio of a full-batch Gaussian
+    release) wants updates clipped below their natural size, a large one leaves them whole.
+    ``rho`` is the zCDP of the Gaussian that meets the fit's (epsilon, delta), a public number.
+    """
+    n, Lam, R = problem.n_samples, problem.lam * problem.n_samples, problem.row_norm_bound
+    lid = problem.loss.loss_id
+    family = (
+        "squared" if lid == SQUARED else "squared_hinge" if lid == SQUARED_HINGE else "logistic"
+    )  # the multinomial loss follows the logistic rule
+    scale = SQUARED_DUAL_SCALE * problem.clip if family == "squared" else 1.0
+    natural = scale * Lam / (Lam + L * R * R)
+    z = _gaussian_multiplier(budget.epsilon, budget.delta)
+    snr = n / z  # n sqrt(2 rho), with rho = 1 / (2 z^2)
+    return min(min(CLIP_MAX[family], snr / CLIP_SNR[family]) * natural, max_update)
+
+
+@functools.lru_cache(maxsize=256)
+def _gaussian_multiplier(epsilon, delta):
+    """The multiplier of the single Gaussian mechanism that meets (epsilon, delta) (RDP)."""
+    z, _ = calibrate_noise_multiplier(GaussianEvent, epsilon, delta, "rdp")
+    return z
 
 
 class DPSCD(DPOptimizer):
@@ -84,10 +125,14 @@ class DPSCD(DPOptimizer):
         to [10, 1000] (and to n). None: the full batch (L = n). A float in (0, 1] is the rate
         itself.
     update_clip : "auto" or float > 0, default="auto"
-        Bound on the L2 norm of one example's dual update (the paper's C). "auto" (a heuristic
-        from public quantities, see docs/optimizers/dp_scd.rst): ``2e-3 * lam * n`` times the
-        dual scale of the loss (1 for the logistic losses and the squared hinge, ``tau / 2`` for the squared loss,
-        where tau is the public residual bound), capped at the largest possible update.
+        Bound on the L2 norm of one example's dual update (the paper's C). "auto" (public
+        quantities only, :func:`auto_update_clip`, fitted on public development data, see
+        docs/optimizers/dp_scd.rst): ``min(cap, n sqrt(2 rho) / k)`` times the natural size
+        ``scale * lam n / (lam n + L R^2)`` of one dual step, where rho is the zCDP of the
+        Gaussian meeting (epsilon, delta); ``scale`` is 1 (logistic, multinomial, squared hinge)
+        or ``tau / 8`` (squared loss, tau the residual clip); ``(cap, k)`` is (3, 60) for the
+        logistic losses, (1, 240) for the squared hinge, (1, 400) for the squared loss; capped
+        at the largest possible update.
     variant : {"secret_dual", "paper"}, default="secret_dual"
     newton_steps : int, default=1
         Safeguarded Newton steps per logistic / multinomial coordinate update of a private fit.
@@ -169,13 +214,11 @@ class DPSCD(DPOptimizer):
             return min(math.sqrt(2.0), 2.0 * tau)
         return 2.0 * tau  # squared and squared hinge: both ends inside the tau-ball
 
-    def _update_clip(self, problem):
-        """The update clip from public quantities only (lam n, tau, the loss)."""
+    def _update_clip(self, problem, budget, L):
+        """The update clip from public quantities only (see :func:`auto_update_clip`)."""
         if self.update_clip != "auto":
             return float(self.update_clip)
-        Lam = problem.lam * problem.n_samples
-        scale = 0.5 * problem.clip if problem.loss.loss_id == SQUARED else 1.0
-        return min(2e-3 * Lam * scale, self._max_update(problem))
+        return auto_update_clip(problem, budget, L, self._max_update(problem))
 
     # -- private fit --------------------------------------------------------------------------
     def _calibrate(self, problem, budget, n_steps, q, uclip):
@@ -212,7 +255,7 @@ class DPSCD(DPOptimizer):
         n, p, K = problem.n_samples, problem.n_params, problem.n_outputs
         q, L = self._batch(n)
         n_steps = max(1, int(math.floor(float(self.epochs) * n / L)))
-        uclip = self._update_clip(problem)
+        uclip = self._update_clip(problem, budget, L)
         noise_v, noise_a, record = self._calibrate(problem, budget, n_steps, q, uclip)
         Lam = problem.lam * n
         v = np.zeros(p * K)
@@ -244,6 +287,8 @@ class DPSCD(DPOptimizer):
             extras={
                 "batch_size": L, "sampling_rate": q, "update_clip": uclip,
                 "noise_std": noise_v, "epochs": float(self.epochs), "variant": self.variant,
+                # the "auto" defaults as the public rules resolved them (issue 15)
+                "hyperparameters": {"batch_size": L, "update_clip": uclip, "n_steps": n_steps},
             },
         )
 
