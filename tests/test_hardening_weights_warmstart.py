@@ -355,12 +355,9 @@ def test_audit_warm_start_from_a_nonprivate_model(name):
 
 @pytest.mark.parametrize("name", ["dp_gdws", "dp_nag_opt"])
 def test_audit_chain_of_private_warm_starts(name):
-    """A fit at epsilon 32, then one at 0.25 from it (for dp_gdws a single step, which keeps the
-    start). The model's claim is the composition (32.0); before the fix it was 0.25, and the
+    """A fit at epsilon 32, then one at 0.25 from it (a single step, which keeps the start). The model's claim is the composition (32.0); before the fix it was 0.25, and the
     audit measures lower bounds of 0.67 (dp_gdws) and 1.75 (dp_nag_opt) above it."""
-    second = {"epsilon": 0.25}
-    if name == "dp_gdws":
-        second["optimizer"] = get_optimizer_class(name)(max_iter=1)
+    second = {"epsilon": 0.25, "optimizer": get_optimizer_class(name)(max_iter=1)}
     res = _warm_audit(name, {"epsilon": 32.0}, second)
     assert not res.violated, res.summary()
     assert res.claimed_epsilon > 32.0
