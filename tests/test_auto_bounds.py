@@ -395,3 +395,31 @@ def test_sample_weights_in_the_automatic_bounds():
         )
         assert weighted.data_norm_ == plain.data_norm_
         assert weighted.y_bounds_ == plain.y_bounds_
+
+
+def test_small_data_sets_give_the_bounds_a_larger_public_share():
+    """The share of a bound grows, up to MAX_BOUND_SHARE, to what makes its median reliable:
+    a function of n, the budget and the grid size only, and the released mechanisms spend it."""
+    from skdp.linear_model._bounds import (
+        MAX_BOUND_SHARE, Y_BOUNDS_SHARE, bound_share,
+    )
+    from skdp.privacy.quantiles import em_epsilon, positive_grid, signed_grid
+    from skdp.privacy.split import zcdp_budget
+
+    K = len(signed_grid())
+    rho = zcdp_budget(1.0, DELTA)
+    assert bound_share(Y_BOUNDS_SHARE, 10**6, 2, K, rho) == Y_BOUNDS_SHARE  # large n: the base
+    small = bound_share(Y_BOUNDS_SHARE, 300, 2, K, rho)
+    assert Y_BOUNDS_SHARE < small < MAX_BOUND_SHARE
+    eps = em_epsilon(small * rho, 2)
+    assert 300 * eps / 2 == pytest.approx(2 * math.log(K / 0.01))  # exactly reliable
+    assert bound_share(Y_BOUNDS_SHARE, 30, 2, K, rho) == MAX_BOUND_SHARE  # capped
+
+    X, y = load_diabetes(return_X_y=True)
+    X, y = X[:300], y[:300]
+    est = DPRidge(epsilon=1.0, delta=DELTA, random_state=0).fit(X, y)
+    released = est.privacy_record_.details["private_bounds"]
+    assert released["y_median"]["epsilon"] == pytest.approx(eps)
+    mad_share = bound_share(Y_BOUNDS_SHARE, 300, 2, len(positive_grid()), rho)
+    assert released["y_mad"]["epsilon"] == pytest.approx(em_epsilon(mad_share * rho, 2))
+    assert est.epsilon_ <= 1.0 + 1e-9  # the model got what the bounds left
