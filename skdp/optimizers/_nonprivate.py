@@ -51,13 +51,13 @@ def minimize_objective(problem, max_iter=None, tol=None, name="the non-private s
     lid, tau, lam = problem.loss.loss_id, float(problem.clip), float(problem.lam)
     grad, z, s = np.zeros(problem.dim), np.zeros(K), np.zeros(K)
 
-    def fun(w):
-        value = value_and_gradient(X, Y, np.ascontiguousarray(w), lid, tau, lam, grad, z, s)
-        return value, grad.copy()
-
     if getattr(X, "is_distributed", False):  # rows on Dask workers (skdp._dask)
         def fun(w):
             return X.value_and_gradient(np.ascontiguousarray(w), lid, tau, lam)
+    else:
+        def fun(w):
+            value = value_and_gradient(X, Y, np.ascontiguousarray(w), lid, tau, lam, grad, z, s)
+            return value, grad.copy()
 
     result = minimize(
         fun, problem.start(), jac=True, method="L-BFGS-B",

@@ -37,7 +37,6 @@ clipped as before, so the sensitivity is ``max_sample_weight * update_clip * R``
 
 import math
 
-import numpy as np
 from numba import njit
 
 from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector
