@@ -160,8 +160,8 @@ def main():
     # 2. n: chunks of chunk_rows rows
     per_row_mem = _memory_step(args.chunk_rows, args.repeats) / args.chunk_rows
     rows_n = []
-    n = 1_000_000
-    while n <= args.max_rows:
+    sizes = [m * 10**e for e in range(6, 10) for m in (1, 2, 5)]  # 1e6, 2e6, 5e6, 1e7, ...
+    for n in (int(v) for v in sizes if v <= args.max_rows):
         design = _design(n, args.chunk_rows)
         t, comp = _time_split(design, w, lid, args.repeats)
         mem = per_row_mem * n
@@ -169,7 +169,6 @@ def main():
         design.close()
         print(f"n {n:.0e}: {design.n_chunks} chunks, dask {t * 1e3:.1f} ms (kernel "
               f"{comp * 1e3:.1f}), memory {mem * 1e3:.1f} ms, ratio {t / mem:.2f}", flush=True)
-        n *= 2
     client.close()
     cluster.close()
 

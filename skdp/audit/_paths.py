@@ -198,7 +198,11 @@ _DESIGNS = {"standard": _standard, "one_column": _one_column, "dominated": _domi
 _SGLD_LANGEVIN = {"max_iter": 20}  # lam = 1: lam T = 3.3, the Langevin bound below composition
 _SGLD_COMPOSITION = {"step": 30.0, "max_iter": 1}  # step = 1/lam >= 1/beta: one Gaussian step
 _SGLD_POISSON = {"batch_size": 16, "step": 0.02, "max_iter": 40}  # lam T = 1.6, z = 3.5
-_NAG_POISSON = {"batch_size": 8, "reselect_T": False, "max_iter": 100}  # lam = 1e-4: long memory
+# lam = 1e-4: long memory; the paper's momentum (kappa=None), whose memory the canary needs
+_NAG_POISSON = {"batch_size": 8, "reselect_T": False, "max_iter": 100, "kappa": None}
+# The paper's step count and momentum (the defaults before issue 15's rules), under which a
+# canary shows through the last iterate
+_NAG_PAPER = {"reselect_T": True, "kappa": None}
 # dp_nsgd_tree: a constant step weighs every step's release alike, as the noise does (the linear
 # decay loses about 1 - sqrt(3/4) of the signal); a small one keeps every derivative saturated
 _TREE_FULL = {"batch_size": None, "schedule": "constant"}
@@ -237,7 +241,7 @@ def optimizer_paths():
     P = OptimizerPath
     paths = [
         # -- Poisson batches (batch_size) ------------------------------------------------------
-        P("dp_gdws poisson", "Poisson batches", "dp_gdws", {"batch_size": 8}),
+        P("dp_gdws poisson", "Poisson batches", "dp_gdws", {"batch_size": 8, "max_iter": 100}),
         P("dp_scd poisson (default batch)", "Poisson batches", "dp_scd"),
         P("dp_scd full batch", "Poisson batches", "dp_scd", {"batch_size": 1.0}),
         P("dp_nag_opt poisson", "Poisson batches", "dp_nag_opt", _NAG_POISSON, lam=1e-4),
@@ -261,10 +265,10 @@ def optimizer_paths():
         P("dp_scd variant=paper", "optimizer accounting", "dp_scd",
           {"variant": "paper", "batch_size": 1.0}, fits=2000),
         P("dp_nag_opt allocation=uniform", "optimizer accounting", "dp_nag_opt",
-          {"allocation": "uniform"}),
+          {"allocation": "uniform", **_NAG_PAPER}),
         P("dp_nag_opt reselect_T=False", "optimizer accounting", "dp_nag_opt", _NAG_FIXED_T),
         P("dp_masg allocation=uniform", "optimizer accounting", "dp_masg",
-          {"allocation": "uniform"}),
+          {"allocation": "uniform", **_NAG_PAPER}),
         P("dp_masg reselect_T=False", "optimizer accounting", "dp_masg", _NAG_FIXED_T),
         P("dp_sgld composition (step >= 1/beta)", "optimizer accounting", "dp_sgld",
           _SGLD_COMPOSITION),
@@ -398,6 +402,7 @@ def _estimators():
 def estimator_paths():
     """The estimator-level audits, ``[EstimatorPath, ...]``."""
     from ..optimizers.dp_gdws import DPGDWS
+    from ..optimizers.dp_scd import DPSCD
 
     logistic, svc, ridge = _estimators()
     E = EstimatorPath
@@ -409,7 +414,8 @@ def estimator_paths():
           n_classes=3),
         E("DPLinearSVC K=3 (one-vs-rest)", "multiclass (K = 3)", svc(), loss="squared_hinge",
           n_classes=3),
-        E("DPLogisticRegression K=3 dp_scd", "multiclass (K = 3)", logistic(optimizer="dp_scd"),
+        E("DPLogisticRegression K=3 dp_scd", "multiclass (K = 3)",
+          logistic(optimizer=DPSCD(update_clip=1e-5)),
           n_classes=3),
         E("DPLogisticRegression CSR", "sparse input", logistic(), sparse="csr"),
         E("DPRidge CSC", "sparse input", ridge(), loss="squared", sparse="csc"),
