@@ -60,10 +60,10 @@ def main(argv=None):
                     f"{np.max(spent):>11.4g}{np.mean(times):>8.2f}"
                 )
     print("\nscore: accuracy (classifiers) or R^2 (ridge) on a held-out quarter of the data.")
-    print("Raw breast-cancer features span five orders of magnitude: with C=1 the problem is "
-          "badly conditioned,\nand the optimizers that set their steps from the strong "
-          "convexity (dp_scd, dp_nag_opt, dp_masg)\nor sample a broad posterior (dp_sgld) "
-          "stay near a constant model there; dp_gdws (the default)\nand dp_nsgd_tree do not.")
+    print("Raw features span five orders of magnitude: with C=1 the problems are badly "
+          "conditioned.\nOn raw breast cancer dp_scd, whose update clip follows the strong "
+          "convexity, stays near a constant model;\non raw diabetes the gradient methods "
+          "(dp_gdws, dp_nsgd_tree) do, and DPRidge's default dp_scd learns.")
     print("Mixed-type tables: see skdp.pipeline.make_private_pipeline (one budget for private "
           "scaling, public one-hot encoding and the model).")
 
