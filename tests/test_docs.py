@@ -242,8 +242,9 @@ def test_there_are_examples():
         assert required in names
 
 
-# Examples too long for the default run (over ~20 s): run with ``pytest -m slow``.
-SLOW_EXAMPLES = frozenset()
+# Examples too long for the default run (over ~10 s on an idle core): run with ``pytest -m slow``
+# (CI), which also builds the gallery with Sphinx.
+SLOW_EXAMPLES = frozenset({"plot_utility_vs_epsilon.py", "plot_private_search.py"})
 
 
 @pytest.mark.parametrize(
@@ -283,10 +284,10 @@ def test_gallery_starts_from_raw_data(path):
     assert not used, f"{path.name} preprocesses the data outside skdp: {sorted(used)}"
 
 
+@pytest.mark.slow
 def test_at_least_four_examples_draw_a_figure(tmp_path, agg_backend):
     for path in EXAMPLES:
-        if path.name not in SLOW_EXAMPLES:
-            run_example(path, tmp_path)
+        run_example(path, tmp_path)
     drawing = sorted(p.name for p, n in _FIGURES.items() if n > 0)
     assert len(drawing) >= 4, drawing
     for name in ("plot_quickstart.py", "plot_utility_vs_epsilon.py", "plot_ledger.py",
@@ -331,6 +332,7 @@ def test_grid_search_example_composes_every_fit(tmp_path, agg_backend):
     assert basic <= expected_basic + 1e-9
 
 
+@pytest.mark.slow
 def test_utility_example_shapes(tmp_path, agg_backend):
     ns = run_example(ROOT / "examples" / "plot_utility_vs_epsilon.py", tmp_path)
     from skdp.optimizers import available_optimizers
