@@ -79,17 +79,23 @@ def clip_rows(X, data_norm, intercept_scaling=None):
     """
     from .._rows import clip_limit, clip_sparse_rows, row_norms  # numba: on first use
 
+    from .._rows import float64_blocks
+
     if sp.issparse(X):
         return clip_sparse_rows(X, data_norm, intercept_scaling)
-    X = np.asarray(X, dtype=np.float64)
+    X = np.asarray(X)
+    if X.dtype not in (np.float64, np.float32):
+        X = X.astype(np.float64)
     n, d = X.shape
     p = d + (intercept_scaling is not None)
     out = np.empty((n, p), dtype=np.float64)
-    norms = row_norms(X)  # no overflow for huge entries (a row of 1e200 is clipped, not zeroed)
     limit = clip_limit.py_func(float(data_norm), d)  # same arithmetic, nothing to compile
-    with np.errstate(divide="ignore", invalid="ignore"):
-        factor = np.where(norms > limit, limit / norms, 1.0)
-    np.multiply(X, factor[:, None], out=out[:, :d])
+    # float32 rows are read a block at a time (exact conversion): no float64 copy of X
+    for start, stop, rows in float64_blocks(X):
+        norms = row_norms(rows)  # no overflow for huge entries (a row of 1e200 is clipped)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            factor = np.where(norms > limit, limit / norms, 1.0)
+        np.multiply(rows, factor[:, None], out=out[start:stop, :d])
     if intercept_scaling is not None:
         out[:, d] = intercept_scaling
     return out
@@ -197,7 +203,11 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             X, y = as_dask_inputs(X, y)
             self.n_features_in_ = int(X.shape[1])
             return X, y
-        return validate_data(self, X, y, accept_sparse=SPARSE_FORMATS, dtype=np.float64, **kwargs)
+        # float32 stays float32 until the clipped float64 copy is made (clip_rows), a block of
+        # rows at a time: a fit never holds a float64 copy of a float32 X besides that copy
+        return validate_data(
+            self, X, y, accept_sparse=SPARSE_FORMATS, dtype=(np.float64, np.float32), **kwargs
+        )
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)

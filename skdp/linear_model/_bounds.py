@@ -335,6 +335,10 @@ def _row_norms(X):
         )
     if sp.issparse(X):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
+    if X.dtype != np.float64:  # float32: in float64, a block of rows at a time (no copy of X)
+        from .._rows import row_norms
+
+        return row_norms(X)
     return np.sqrt(np.einsum("ij,ij->i", X, X))
 
 
