@@ -18,6 +18,14 @@ reliable when ``n epsilon min(q, 1 - q) >= 2 ln(K / beta)`` (about 20 for the de
 beta = 0.05). Medians (q = 0.5) need the fewest records; extreme quantiles many more. skdp's
 automatic bounds therefore use medians and quartiles scaled by public factors, never extreme
 quantiles.
+
+Base measure. Candidates outside the data cannot be told apart by the counts, so with a uniform
+choice an unreliable release is as likely 2^30 as 2^3 away from the data. A public base measure
+``prior(c)`` (:func:`magnitude_prior`, favouring magnitudes near 1) breaks that tie: the release
+is drawn with probability proportional to ``prior(c) exp(epsilon u(c) / 2)``. The base measure
+does not depend on the data, so it cancels in the ratio of one candidate's probabilities on
+neighbouring data sets: the mechanism is still pure epsilon-DP and epsilon-bounded-range
+(hence ``epsilon^2 / 8``-zCDP), with the same event.
 """
 
 import math
