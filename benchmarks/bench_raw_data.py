@@ -190,6 +190,11 @@ CASES = [
 ]
 
 
+def _num(x):
+    """4 decimals for scores, 3 significant digits for the huge ones of a failed model."""
+    return f"{x:.4f}" if abs(x) < 100 else f"{x:.3g}"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5)
@@ -288,8 +293,8 @@ def main(argv=None):
                 gap = abs(mean - ref[data])
                 tgt, ok = f"within {value} of sklearn ({ref[data]:.4f})", gap <= value
                 met = f"yes (gap {gap:.4f})" if ok else f"no (gap {gap:.4f})"
-        lines.append(f"| {data} | {what} | {eps:g} | {metric} | {mean:.4g} ± {sd:.4g} | "
-                     f"{low:.4g} | {spent:.6g} | {secs:.2f} | {tgt} | {met} |")
+        lines.append(f"| {data} | {what} | {eps:g} | {metric} | {_num(mean)} ± {_num(sd)} | "
+                     f"{_num(low)} | {spent:.6g} | {secs:.2f} | {tgt} | {met} |")
     (RESULTS / "raw_data.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
