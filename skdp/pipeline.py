@@ -87,10 +87,8 @@ _REPLACEMENTS = {
 _PUBLIC = ("FunctionTransformer", "Normalizer", "Binarizer", "PolynomialFeatures")
 
 
-def _refuse(path, step, why, replacement):
-    raise NonPrivateStepError(
-        f"step {path!r} ({step!r}) {why}, which is not private; use {replacement}"
-    )
+def _refuse(path, step, why, replacement, verdict=", which is not private"):
+    raise NonPrivateStepError(f"step {path!r} ({step!r}) {why}{verdict}; use {replacement}")
 
 
 def _check_leaf(path, step):
@@ -140,9 +138,9 @@ def _check_leaf(path, step):
     except AttributeError:
         stateless = False
     if not stateless:
-        _refuse(path, step, "learns state from the data and skdp cannot tell whether that "
+        _refuse(path, step, "learns state from the data, and skdp cannot tell whether that "
                 "state is private", "a private step of skdp.preprocessing, a step fitted on "
-                "public information, or a stateless FunctionTransformer")
+                "public information, or a stateless FunctionTransformer", verdict="")
 
 
 def _children(step, fitted):

@@ -112,6 +112,96 @@ def test_private_quantile_samples_the_exponential_mechanism():
     np.testing.assert_allclose(freq, expected, atol=0.015)
 
 
+def test_base_measure_keeps_the_mechanism_within_epsilon():
+    """With a public base measure the exponential mechanism is still eps-DP and eps-bounded-
+    range (the prior cancels in the ratio of neighbours), and the Gumbel sampler draws from
+    prior(c) exp(eps u(c) / 2) / Z."""
+    from skdp.privacy.quantiles import (
+        magnitude_prior, private_quantile, quantile_distribution, signed_grid,
+    )
+
+    rng = np.random.default_rng(5)
+    grid = signed_grid()
+    prior = magnitude_prior(grid, 2.0)  # far steeper than the default: a stronger check
+    eps, worst, width = 0.7, 0.0, 0.0
+    for x, x2 in _neighbour_pairs(rng):
+        p, p2 = (quantile_distribution(v, 0.5, eps, grid, prior) for v in (x, x2))
+        log_ratio = np.log(p) - np.log(p2)
+        worst = max(worst, float(np.max(np.abs(log_ratio))))
+        width = max(width, float(np.ptp(log_ratio)))
+    assert worst <= eps + 1e-9 and width <= eps + 1e-9  # DP and bounded range
+    assert worst > 0.5 * eps
+
+    small = np.array([-1.0, 0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 100.0])
+    x = np.array([0.2, 0.7, 0.9, 1.5, 3.0, 3.0, 7.0])
+    lp = magnitude_prior(small, 1.0)
+    draws = np.array([private_quantile(x, 0.5, 1.0, rng, small, lp)[0] for _ in range(20000)])
+    freq = np.array([(draws == g).mean() for g in small])
+    expected = quantile_distribution(x, 0.5, 1.0, small, lp)
+    assert not np.allclose(expected, quantile_distribution(x, 0.5, 1.0, small), atol=0.05)
+    np.testing.assert_allclose(freq, expected, atol=0.015)
+    with pytest.raises(ValueError, match="log_prior"):
+        private_quantile(x, 0.5, 1.0, rng, small, lp[:-1])
+
+
+def test_magnitude_prior_is_a_function_of_the_grid():
+    from skdp.privacy.quantiles import magnitude_prior, positive_grid
+
+    grid = positive_grid()
+    lp = magnitude_prior(grid, 0.5)
+    assert lp[np.searchsorted(grid, 1.0)] == 0.0 and np.all(lp <= 0.0)
+    assert lp[np.searchsorted(grid, 2.0**20)] == pytest.approx(-10.0)
+    assert lp[np.searchsorted(grid, 2.0**-4)] == pytest.approx(-2.0)
+    assert lp[0] == lp[1] == pytest.approx(-8.0)  # 0 weighs as the smallest magnitude, 2^-16
+
+
+def test_unreliable_bounds_fail_moderately():
+    """At small n epsilon the automatic bounds cannot be reliable (a reliable pair of y medians
+    on 331 rows at epsilon 0.3 would need about 90% of the budget), but an unlucky draw must not
+    release a bound 2^20 away from the data: with a uniform base measure over the grid
+    (2^-16..2^32) seeds 2, 4 and 5 here gave R^2 of -2e9, -3e4 and -5e7."""
+    X, y = load_diabetes(return_X_y=True)
+    scores = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # the bounds are unreliable: it warns
+        for seed in range(6):
+            X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=seed)
+            est = DPRidge(epsilon=0.3, delta=DELTA, random_state=seed).fit(X_tr, y_tr)
+            assert max(abs(b) for b in est.y_bounds_) < 2.0**14  # y is within [25, 346]
+            scores.append(est.score(X_te, y_te))
+    # predicting the constant 0 scores about -3.9 here; a bound 2^20 off scores below -1e4
+    assert min(scores) > -10.0
+
+
+@pytest.mark.slow
+def test_unreliable_bounds_fail_moderately_many_seeds():
+    """40 seeds of diabetes (331 training rows) at epsilon 0.3 and 8 of 1000 rows of raw wine
+    quality at epsilon 0.3: no catastrophic model. With the uniform base measure 15 of the 40
+    diabetes seeds were below R^2 = -1, the worst at -2.5e15, and one wine seed at -1.8e11."""
+    X, y = load_diabetes(return_X_y=True)
+    scores = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for seed in range(40):
+            X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.25, random_state=seed)
+            est = DPRidge(epsilon=0.3, delta=DELTA, random_state=seed).fit(X_tr, y_tr)
+            scores.append(est.score(X_te, y_te))
+        scores = np.array(scores)
+        assert scores.min() > -10.0
+        assert np.median(scores) > -1.0
+        from skdp.datasets import find_data_dir, load_wine_frame
+
+        if find_data_dir(required=("winequality-white.csv",)) is None:
+            pytest.skip("wine quality data not found (SKDP_DATA_DIR)")
+        wine = []
+        for seed in range(8):
+            X_tr, y_tr, X_te, y_te = load_wine_frame(random_state=seed)
+            est = DPRidge(epsilon=0.3, delta=DELTA, random_state=seed).fit(X_tr[:1000],
+                                                                           y_tr[:1000])
+            wine.append(est.score(X_te, y_te))
+        assert min(wine) > -1.0
+
+
 def test_quantile_of_a_spike_is_the_spike():
     from skdp.privacy.quantiles import private_quantile, signed_grid
 
@@ -229,18 +319,59 @@ def test_unit_scale_is_an_exact_reparameterisation():
 def test_estimator_bound_is_the_mechanism_release():
     """data_norm_ is DATA_NORM_FACTOR times the exponential mechanism's draw, which is the first
     draw of the fit's generator: nothing else of the data reaches the bound."""
-    from skdp.linear_model._bounds import DATA_NORM_FACTOR, DATA_NORM_GRID_STEP
-    from skdp.privacy.quantiles import positive_grid, quantile_utility
+    from skdp.linear_model._bounds import (
+        BOUNDS_PRIOR_DECAY, DATA_NORM_FACTOR, DATA_NORM_GRID_STEP,
+    )
+    from skdp.privacy.quantiles import magnitude_prior, positive_grid, quantile_utility
 
     X, y = load_breast_cancer(return_X_y=True)
     grid = positive_grid(DATA_NORM_GRID_STEP)
+    prior = magnitude_prior(grid, BOUNDS_PRIOR_DECAY)
     norms = np.linalg.norm(X, axis=1)
     for seed in range(3):
         est = DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=seed).fit(X, y)
         eps = est.privacy_record_.details["private_bounds"]["data_norm"]["epsilon"]
         g = np.random.default_rng(seed).gumbel(size=grid.size)
-        release = grid[np.argmax(0.5 * eps * quantile_utility(norms, 0.5, grid) + g)]
+        release = grid[np.argmax(0.5 * eps * quantile_utility(norms, 0.5, grid) + prior + g)]
         assert est.data_norm_ == DATA_NORM_FACTOR * max(release, grid[1])
+
+
+def _replay_ridge_bounds(X, y, eps, seed):
+    """The three releases of DPRidge's automatic bounds (y median, y MAD, row-norm median),
+    replayed from the fit's generator: each is argmax(eps u / 2 + log prior + Gumbel)."""
+    from skdp.linear_model._bounds import (
+        BOUNDS_PRIOR_DECAY, DATA_NORM_FACTOR, DATA_NORM_GRID_STEP, Y_BOUNDS_MAD_FACTOR,
+    )
+    from skdp.privacy.quantiles import (
+        magnitude_prior, positive_grid, quantile_utility, signed_grid,
+    )
+
+    rng = np.random.default_rng(seed)
+    out = []
+    for grid, values in ((signed_grid(), lambda: y), (positive_grid(), lambda: np.abs(y - out[0])),
+                         (positive_grid(DATA_NORM_GRID_STEP), lambda: np.linalg.norm(X, axis=1))):
+        e = eps[len(out)]
+        score = 0.5 * e * quantile_utility(values(), 0.5, grid) + magnitude_prior(
+            grid, BOUNDS_PRIOR_DECAY)
+        out.append(grid[np.argmax(score + rng.gumbel(size=grid.size))])
+    centre, mad, median = out
+    half = Y_BOUNDS_MAD_FACTOR * max(mad, positive_grid()[1])
+    return (centre - half, centre + half), DATA_NORM_FACTOR * max(median, positive_grid(0.5)[1])
+
+
+@pytest.mark.parametrize("epsilon", [0.3, 1.0])
+def test_ridge_bounds_are_the_mechanism_releases(epsilon):
+    """y_bounds_ and data_norm_ of DPRidge are functions of the three exponential-mechanism
+    draws (with the public base measure) and nothing else of the data, at a small budget (shares
+    raised to the cap) and at the default one."""
+    X_tr, _, y_tr, _ = _raw_diabetes()
+    for seed in range(3):
+        est = DPRidge(epsilon=epsilon, delta=DELTA, random_state=seed).fit(X_tr, y_tr)
+        b = est.privacy_record_.details["private_bounds"]
+        eps = [b[k]["epsilon"] for k in ("y_median", "y_mad", "data_norm")]
+        y_bounds, data_norm = _replay_ridge_bounds(X_tr, y_tr, eps, seed)
+        assert est.y_bounds_ == pytest.approx(y_bounds, rel=1e-12)
+        assert est.data_norm_ == data_norm
 
 
 def test_pure_dp_optimizer_gets_basic_composition():

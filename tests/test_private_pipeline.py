@@ -251,7 +251,8 @@ def test_pipeline_ridge_with_auto_targets():
                                              min_frequency=5), ["color"])),
       DPLogisticRegression()], "columntransformer__onehotencoder", "categories=<public lists>"),
     ([PrivateRobustScaler(), LogisticRegression()], "logisticregression", "DPLogisticRegression"),
-    ([PCA(), DPLogisticRegression()], "pca", "skdp.preprocessing"),
+    ([PCA(), DPLogisticRegression()], "pca", "whether that state is private; use a private "
+     "step of skdp.preprocessing"),
     ([DPLogisticRegression(), DPLogisticRegression()], "dplogisticregression-1", "final step"),
     ([make_pipeline(PrivateRobustScaler(), StandardScaler()), DPLogisticRegression()],
      "pipeline__standardscaler", "PrivateRobustScaler"),

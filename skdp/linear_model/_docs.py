@@ -24,7 +24,8 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         Bound on the L2 norm of a row of X: rows are scaled down to it (in a copy) before the
         fit. A number is a public bound (free; it must not be derived from the private data).
         "auto": 1.5 times the private median row norm (every row counted once, whatever its
-        ``sample_weight``), for 10% of the fit's zCDP budget, included in ``epsilon_`` (see
+        ``sample_weight``), for 10% of the fit's zCDP budget (up to 40% on small data sets),
+        included in ``epsilon_`` (see
         :ref:`raw_data`); inside a :class:`skdp.pipeline.PrivatePipeline` whose steps bound
         their output, that public bound; the largest norm of the rows of positive weight at
         ``epsilon=np.inf``. The value used is ``data_norm_``.

@@ -18,6 +18,14 @@ reliable when ``n epsilon min(q, 1 - q) >= 2 ln(K / beta)`` (about 20 for the de
 beta = 0.05). Medians (q = 0.5) need the fewest records; extreme quantiles many more. skdp's
 automatic bounds therefore use medians and quartiles scaled by public factors, never extreme
 quantiles.
+
+Base measure. Candidates outside the data cannot be told apart by the counts, so with a uniform
+choice an unreliable release is as likely 2^30 as 2^3 away from the data. A public base measure
+``prior(c)`` (:func:`magnitude_prior`, favouring magnitudes near 1) breaks that tie: the release
+is drawn with probability proportional to ``prior(c) exp(epsilon u(c) / 2)``. The base measure
+does not depend on the data, so it cancels in the ratio of one candidate's probabilities on
+neighbouring data sets: the mechanism is still pure epsilon-DP and epsilon-bounded-range
+(hence ``epsilon^2 / 8``-zCDP), with the same event.
 """
 
 import math
@@ -31,6 +39,8 @@ from .events import ExponentialMechanismEvent
 __all__ = [
     "GRID_LOG2_STEP",
     "GRID_LOG2_RANGE",
+    "MAGNITUDE_PRIOR_DECAY",
+    "magnitude_prior",
     "positive_grid",
     "signed_grid",
     "private_quantile",
@@ -44,6 +54,8 @@ __all__ = [
 GRID_LOG2_STEP = 0.25
 #: The default grids span magnitudes 2^-16 (1.5e-5) to 2^32 (4.3e9).
 GRID_LOG2_RANGE = (-16, 32)
+#: Decay (nats per factor of 2 away from magnitude 1) of :func:`magnitude_prior`.
+MAGNITUDE_PRIOR_DECAY = 0.5
 
 
 def positive_grid(step=GRID_LOG2_STEP):
@@ -93,16 +105,47 @@ def quantile_utility(x, q, candidates):
     return -np.maximum(np.maximum(below - q * n, q * n - upto), 0.0)
 
 
-def quantile_distribution(x, q, epsilon, candidates=None):
+def quantile_distribution(x, q, epsilon, candidates=None, log_prior=None):
     """The exact output distribution of :func:`private_quantile` (probabilities of the
     candidates), for audits and tests."""
     cand = signed_grid() if candidates is None else np.asarray(candidates, dtype=np.float64)
-    score = 0.5 * epsilon * quantile_utility(x, q, cand)
+    score = 0.5 * epsilon * quantile_utility(x, q, cand) + _check_prior(log_prior, cand)
     p = np.exp(score - score.max())
     return p / p.sum()
 
 
-def private_quantile(x, q, epsilon, rng, candidates=None):
+def magnitude_prior(candidates, decay=MAGNITUDE_PRIOR_DECAY):
+    """A public base measure over ``candidates`` favouring moderate magnitudes: the log-weight
+    of ``c`` is ``-decay * |log2 |c||`` (``decay`` nats per factor of 2 away from 1), and 0 gets
+    the weight of the smallest non-zero magnitude of the grid.
+
+    Why: every candidate outside the data has the same utility (the counts saturate), so under
+    a uniform base measure the chance of a release far outside the data grows with the number
+    of such candidates: on a grid spanning 2^-16..2^32 a median of 331 records at epsilon 0.06
+    lands at 2^20 or 2^30 about as often as next to the data, and a bound off by 2^20 ruins the
+    model. The prior breaks the tie between candidates the data cannot tell apart in favour of
+    magnitudes near 1, so that an unreliable release is a moderate one; where the data do
+    speak (``n epsilon / 4`` nats for a median) they outweigh it. A function of the candidates
+    only, never of the data.
+    """
+    cand = np.asarray(candidates, dtype=np.float64)
+    mag = np.abs(cand)
+    nonzero = mag > 0
+    floor = np.log2(mag[nonzero].min()) if np.any(nonzero) else 0.0
+    log2m = np.where(nonzero, np.log2(np.where(nonzero, mag, 1.0)), floor)
+    return -float(decay) * np.abs(log2m)
+
+
+def _check_prior(log_prior, cand):
+    if log_prior is None:
+        return 0.0
+    lp = np.asarray(log_prior, dtype=np.float64)
+    if lp.shape != cand.shape or not np.all(np.isfinite(lp)):
+        raise ValueError("log_prior must be finite, one value per candidate")
+    return lp
+
+
+def private_quantile(x, q, epsilon, rng, candidates=None, log_prior=None):
     """The q-quantile of ``x`` released by the exponential mechanism over public candidates.
 
     Parameters
@@ -117,6 +160,13 @@ def private_quantile(x, q, epsilon, rng, candidates=None):
     candidates : array-like or None
         Sorted, public candidate values; None: :func:`signed_grid`. The release is always one of
         them. They must not be derived from the private data.
+    log_prior : array-like of shape (n_candidates,) or None
+        Public log-weights of a base measure over the candidates (for example
+        :func:`magnitude_prior`); None: uniform. The release is drawn with probability
+        proportional to ``prior(c) exp(epsilon u(c) / 2)``. The base measure cancels in the
+        ratio of the probabilities of one candidate on neighbouring data sets, so the release is
+        still epsilon-DP and epsilon-bounded-range (``epsilon^2 / 8``-zCDP), with the same event.
+        It must not be derived from the private data.
 
     Returns
     -------
@@ -131,7 +181,8 @@ def private_quantile(x, q, epsilon, rng, candidates=None):
     cand = signed_grid() if candidates is None else np.asarray(candidates, dtype=np.float64)
     if cand.ndim != 1 or cand.size == 0 or np.any(np.diff(cand) <= 0):
         raise ValueError("candidates must be a non-empty, strictly increasing 1-D array")
+    prior = _check_prior(log_prior, cand)
     utility = quantile_utility(x, q, cand)
-    # Gumbel-max: argmax(eps u / 2 + G) is distributed as exp(eps u / 2) / Z.
-    scores = 0.5 * epsilon * utility + rng.gumbel(size=cand.shape[0])
+    # Gumbel-max: argmax(eps u / 2 + log prior + G) is distributed as prior exp(eps u / 2) / Z.
+    scores = 0.5 * epsilon * utility + prior + rng.gumbel(size=cand.shape[0])
     return float(cand[int(np.argmax(scores))]), ExponentialMechanismEvent(float(epsilon))
