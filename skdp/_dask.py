@@ -148,6 +148,20 @@ def _chunk_gradient(chunk, w, loss_id, tau):
     return out
 
 
+def _chunk_gradient_at(chunk, local, w, loss_id, tau):
+    """The chunk's sum of weighted clipped per-example gradients at ``w`` over its rows
+    ``local`` (sorted positions in the chunk: its part of a step's Poisson sample)."""
+    from .optimizers._glm import clipped_gradient_sum
+
+    rows, Y, _ = chunk
+    K = Y.shape[1]
+    out = np.zeros(w.shape[0])
+    clipped_gradient_sum(
+        rows, Y, w, local, local.shape[0], loss_id, tau, out, np.zeros(K), np.zeros(K)
+    )
+    return out
+
+
 def _chunk_value_and_gradient(chunk, w, loss_id, tau):
     """The chunk's sums of weighted (Huberised) losses and of their gradients (epsilon = inf)."""
     from .optimizers._glm import value_and_gradient
@@ -215,6 +229,8 @@ class DaskDesign:
         self.shape = (n, p)
         self.chunk_rows = tuple(int(c) for c in X.chunks[0])
         self.n_chunks = len(self._chunks)
+        # global position of each chunk's first row, and n (public: the chunk sizes)
+        self._offsets = np.concatenate([[0], np.cumsum(self.chunk_rows)]).astype(np.int64)
 
     def _map(self, func, w, loss_id, tau):
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -228,10 +244,45 @@ class DaskDesign:
         task = dask.delayed(func, pure=False)
         return list(dask.compute(*[task(c, w, int(loss_id), float(tau)) for c in self._chunks]))
 
-    def gradient_sum(self, w, loss_id, tau):
-        """Sum over all rows of the weighted clipped per-example gradients at ``w`` (flat, no
+    def gradient_sum(self, w, loss_id, tau, index=None):
+        """Sum over all rows (``index``: over the rows ``index``, sorted global positions, a
+        step's Poisson sample) of the weighted clipped per-example gradients at ``w`` (flat, no
         regulariser): the only data-dependent value a private step brings to the client."""
-        return _in_order_sum(self._map(_chunk_gradient, w, loss_id, tau))
+        if index is None:
+            return _in_order_sum(self._map(_chunk_gradient, w, loss_id, tau))
+        return self._sample_sum(w, loss_id, tau, index)
+
+    def split_index(self, index):
+        """``[(chunk number, local positions), ...]`` of the sorted global rows ``index``, for
+        the chunks that hold at least one of them (the others have nothing to add)."""
+        index = np.asarray(index, dtype=np.int64)
+        bounds = np.searchsorted(index, self._offsets)  # first sampled row of each chunk
+        return [
+            (k, index[bounds[k]:bounds[k + 1]] - self._offsets[k])
+            for k in range(self.n_chunks) if bounds[k + 1] > bounds[k]
+        ]
+
+    def _sample_sum(self, w, loss_id, tau, index):
+        """The sampled rows' sum: each chunk's task gets the coefficients and its own sampled
+        local positions, and returns its part of the sum; added in chunk order."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        parts = self.split_index(index)
+        if not parts:  # an empty sample: the sum of nothing (as in memory)
+            return np.zeros(w.shape[0])
+        chunks = [self._chunks[k] for k, _ in parts]
+        local = [idx for _, idx in parts]
+        if self._client is not None:
+            futures = self._client.map(
+                _chunk_gradient_at, chunks, local, w=w, loss_id=int(loss_id), tau=float(tau),
+                pure=False,
+            )
+            return _in_order_sum(self._client.gather(futures))
+        import dask
+
+        task = dask.delayed(_chunk_gradient_at, pure=False)
+        return _in_order_sum(list(dask.compute(
+            *[task(c, i, w, int(loss_id), float(tau)) for c, i in zip(chunks, local)]
+        )))
 
     def value_and_gradient(self, w, loss_id, tau, lam):
         """The objective and its gradient at ``w`` (the non-private solver, epsilon = inf)."""
