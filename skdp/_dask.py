@@ -23,13 +23,15 @@ With a ``distributed.Client`` the chunks are futures and the steps ``client.map`
 without one (dask's local schedulers) the same tasks run through ``dask.compute``.
 """
 
+from collections import namedtuple
 import sys
 
 import numpy as np
 
 __all__ = [
     "is_dask", "as_dask_inputs", "as_dask_vector", "DaskDesign", "chunk_counts", "dask_max",
-    "unique_labels", "take_rows", "predict_blocks",
+    "unique_labels", "take_rows", "predict_blocks", "CandidateCounts", "column_counts",
+    "dask_features", "map_rows",
 ]
 
 
@@ -349,3 +351,72 @@ def predict_blocks(model, X):
     """``model.predict`` chunk by chunk, where the rows live (a lazy dask vector)."""
     probe = model.predict(np.zeros((1, X.shape[1])))
     return X.map_blocks(model.predict, drop_axis=1, dtype=probe.dtype)
+
+
+# -- preprocessing on Dask (skdp.preprocessing) ----------------------------------------------------
+CandidateCounts = namedtuple("CandidateCounts", ["below", "upto", "n"])
+CandidateCounts.__doc__ = (
+    "``#{x_i < c}`` and ``#{x_i <= c}`` per public candidate c, and n, of one feature: what the "
+    "exponential mechanism of a quantile needs (:func:`skdp.privacy.quantiles.quantile_utility`)."
+)
+
+
+def _column_counts(block, candidates):
+    x = np.asarray(block, dtype=np.float64)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("Input X contains NaN or infinity.")
+    xs = np.sort(x, axis=0)
+    out = np.empty((1, x.shape[1], 2, candidates.shape[0]), dtype=np.int64)
+    for j in range(x.shape[1]):
+        out[0, j, 0] = np.searchsorted(xs[:, j], candidates, side="left")
+        out[0, j, 1] = np.searchsorted(xs[:, j], candidates, side="right")
+    return out
+
+
+def column_counts(X, candidates):
+    """``[CandidateCounts, ...]``, one per feature of a 2-D dask array (whole rows per chunk),
+    in one pass: each chunk counts its values below and at every public candidate where it
+    lives; only these counts (public bins, summed over chunks) reach the client."""
+    cand = np.asarray(candidates, dtype=np.float64)
+    d = int(X.shape[1])
+    per_chunk = X.map_blocks(
+        _column_counts, cand, dtype=np.int64, new_axis=[2, 3],
+        chunks=((1,) * X.numblocks[0], (d,), (2,), (cand.shape[0],)),
+    )
+    total = per_chunk.sum(axis=0).compute()
+    n = int(X.shape[0])
+    return [CandidateCounts(total[j, 0], total[j, 1], n) for j in range(d)]
+
+
+def dask_features(estimator, X, reset):
+    """A 2-D numeric dask array, whole rows per chunk, from a dask array or DataFrame; sets
+    (``reset``) or checks ``n_features_in_`` and ``feature_names_in_`` as ``validate_data``
+    does (the values are checked where the chunks are computed)."""
+    from sklearn.utils.validation import _check_feature_names, _check_n_features
+
+    # a dask DataFrame's names are those of its empty pandas frame (_meta): nothing computed
+    _check_feature_names(estimator, getattr(X, "_meta", X), reset=reset)
+    X = _to_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D; got a dask array of shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"X must be numeric; got a dask array of dtype {X.dtype}")
+    _check_n_features(estimator, X, reset=reset)
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+def _finite_rows(func):
+    def block(b):
+        b = np.asarray(b, dtype=np.float64)
+        if not np.all(np.isfinite(b)):
+            raise ValueError("Input X contains NaN or infinity.")
+        return func(b)
+
+    return block
+
+
+def map_rows(func, X):
+    """``func`` (row-wise, same shape) applied lazily chunk by chunk, float64, finite input."""
+    return X.map_blocks(_finite_rows(func), dtype=np.float64)

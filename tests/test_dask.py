@@ -350,3 +350,71 @@ def test_private_search_on_dask_inputs_equals_the_search_in_memory(client, monke
     assert b.best_params_ == a.best_params_ and b.epsilon_ == a.epsilon_
     assert math.isclose(b.best_score_, a.best_score_, rel_tol=1e-9)
     _assert_same_fit(a.best_estimator_, b.best_estimator_)
+
+
+# -- preprocessing and the private pipeline on Dask ----------------------------------------------
+def _raw(seed=9):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, 4)) * np.array([1.0, 10.0, 100.0, 0.1]) + np.array([0, 5, -3, 1])
+    return X, (X[:, 0] + 0.1 * X[:, 1] > 0.5).astype(int)
+
+
+def test_private_robust_scaler_on_dask_equals_memory(client, monkeypatch):
+    """The quantiles from per-chunk counts over the public grid (one pass), the mechanisms on
+    the client: the same bounds and record as in memory; the transform stays lazy."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from skdp.preprocessing import PrivateRobustScaler
+
+    X, _ = _raw()
+    for eps in (0.5, math.inf):
+        a = PrivateRobustScaler(epsilon=eps, random_state=4).fit(X)
+        with monkeypatch.context() as m:
+            def refuse(self, *args, **kwargs):
+                raise AssertionError("a dask array was converted to numpy on the client")
+
+            if math.isfinite(eps):  # (epsilon = inf: exact quantiles gather a column each)
+                m.setattr(da.Array, "__array__", refuse)
+            b = PrivateRobustScaler(epsilon=eps, random_state=4).fit(_lazy(X))
+            out = b.transform(_lazy(X))
+        assert np.array_equal(b.bounds_, a.bounds_) and np.array_equal(b.quantiles_, a.quantiles_)
+        assert b.dp_event_ == a.dp_event_ and b.epsilon_ == a.epsilon_
+        assert isinstance(out, da.Array) and out.chunks[0] == CHUNKS
+        assert np.array_equal(out.compute(), a.transform(X))
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    c = PrivateRobustScaler(epsilon=0.5, random_state=4).fit(dd.from_pandas(frame, npartitions=3))
+    assert list(c.feature_names_in_) == list("abcd")
+    assert np.array_equal(c.bounds_, PrivateRobustScaler(epsilon=0.5, random_state=4).fit(
+        frame).bounds_)
+    bad = X.copy()
+    bad[300, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        PrivateRobustScaler(epsilon=0.5).fit(_lazy(bad))
+    with pytest.raises(ValueError, match="features"):
+        c.transform(_lazy(X[:, :3]))
+
+
+def test_private_pipeline_on_dask_equals_memory(client):
+    """Scaler then estimator on Dask inputs: one budget, the same model and event as in memory;
+    a ColumnTransformer (or any scikit-learn transformer) is refused, saying what runs."""
+    from sklearn.compose import ColumnTransformer
+
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import PrivateRobustScaler
+
+    X, y = _raw(10)
+
+    def pipe(*pre):
+        return make_private_pipeline(
+            *pre, DPLogisticRegression(optimizer="dp_gdws", classes=[0, 1], max_iter=15,
+                                       random_state=6), epsilon=2.0, delta=1e-5)
+
+    a = pipe(PrivateRobustScaler(random_state=6)).fit(X, y)
+    b = pipe(PrivateRobustScaler(random_state=6)).fit(_lazy(X), _lazy(y))
+    _assert_same_fit(a[-1], b[-1])
+    assert np.array_equal(a[0].bounds_, b[0].bounds_)
+    assert b.dp_event_ == a.dp_event_ and b.epsilon_ == a.epsilon_
+    ct = ColumnTransformer([("num", PrivateRobustScaler(), [0, 1, 2, 3])])
+    with pytest.raises(ValueError, match="ColumnTransformer.*cannot run on Dask inputs"):
+        pipe(ct).fit(_lazy(X), _lazy(y))
