@@ -47,11 +47,10 @@ def check_distributed(optimizer, n_samples):
 
 
 def distributed_oracle(problem, full_batch, name):
-    """``w -> clipped gradient sum`` of a distributed problem, or None in memory.
+    """``w -> clipped gradient sum`` over all rows of a distributed problem, or None in memory.
 
-    Raises ValueError for a distributed problem in a mini-batch configuration: a Poisson sample
-    drawn on the client would need the rows' indices on the client, and one drawn on the workers
-    would not come from the fit's generator (the same seed would not give the same fit).
+    The full-batch oracle only: raises ValueError for a mini-batch configuration. The
+    optimizers call :func:`poisson_oracle`, which also draws their Poisson mini-batches.
     """
     if problem is not None and not is_distributed(problem):
         return None
