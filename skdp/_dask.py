@@ -23,13 +23,15 @@ With a ``distributed.Client`` the chunks are futures and the steps ``client.map`
 without one (dask's local schedulers) the same tasks run through ``dask.compute``.
 """
 
+from collections import namedtuple
 import sys
 
 import numpy as np
 
 __all__ = [
     "is_dask", "as_dask_inputs", "as_dask_vector", "DaskDesign", "chunk_counts", "dask_max",
-    "unique_labels", "take_rows", "predict_blocks",
+    "unique_labels", "take_rows", "predict_blocks", "CandidateCounts", "column_counts",
+    "dask_features", "map_rows",
 ]
 
 
@@ -148,6 +150,20 @@ def _chunk_gradient(chunk, w, loss_id, tau):
     return out
 
 
+def _chunk_gradient_at(chunk, local, w, loss_id, tau):
+    """The chunk's sum of weighted clipped per-example gradients at ``w`` over its rows
+    ``local`` (sorted positions in the chunk: its part of a step's Poisson sample)."""
+    from .optimizers._glm import clipped_gradient_sum
+
+    rows, Y, _ = chunk
+    K = Y.shape[1]
+    out = np.zeros(w.shape[0])
+    clipped_gradient_sum(
+        rows, Y, w, local, local.shape[0], loss_id, tau, out, np.zeros(K), np.zeros(K)
+    )
+    return out
+
+
 def _chunk_value_and_gradient(chunk, w, loss_id, tau):
     """The chunk's sums of weighted (Huberised) losses and of their gradients (epsilon = inf)."""
     from .optimizers._glm import value_and_gradient
@@ -215,6 +231,8 @@ class DaskDesign:
         self.shape = (n, p)
         self.chunk_rows = tuple(int(c) for c in X.chunks[0])
         self.n_chunks = len(self._chunks)
+        # global position of each chunk's first row, and n (public: the chunk sizes)
+        self._offsets = np.concatenate([[0], np.cumsum(self.chunk_rows)]).astype(np.int64)
 
     def _map(self, func, w, loss_id, tau):
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -228,10 +246,45 @@ class DaskDesign:
         task = dask.delayed(func, pure=False)
         return list(dask.compute(*[task(c, w, int(loss_id), float(tau)) for c in self._chunks]))
 
-    def gradient_sum(self, w, loss_id, tau):
-        """Sum over all rows of the weighted clipped per-example gradients at ``w`` (flat, no
+    def gradient_sum(self, w, loss_id, tau, index=None):
+        """Sum over all rows (``index``: over the rows ``index``, sorted global positions, a
+        step's Poisson sample) of the weighted clipped per-example gradients at ``w`` (flat, no
         regulariser): the only data-dependent value a private step brings to the client."""
-        return _in_order_sum(self._map(_chunk_gradient, w, loss_id, tau))
+        if index is None:
+            return _in_order_sum(self._map(_chunk_gradient, w, loss_id, tau))
+        return self._sample_sum(w, loss_id, tau, index)
+
+    def split_index(self, index):
+        """``[(chunk number, local positions), ...]`` of the sorted global rows ``index``, for
+        the chunks that hold at least one of them (the others have nothing to add)."""
+        index = np.asarray(index, dtype=np.int64)
+        bounds = np.searchsorted(index, self._offsets)  # first sampled row of each chunk
+        return [
+            (k, index[bounds[k]:bounds[k + 1]] - self._offsets[k])
+            for k in range(self.n_chunks) if bounds[k + 1] > bounds[k]
+        ]
+
+    def _sample_sum(self, w, loss_id, tau, index):
+        """The sampled rows' sum: each chunk's task gets the coefficients and its own sampled
+        local positions, and returns its part of the sum; added in chunk order."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        parts = self.split_index(index)
+        if not parts:  # an empty sample: the sum of nothing (as in memory)
+            return np.zeros(w.shape[0])
+        chunks = [self._chunks[k] for k, _ in parts]
+        local = [idx for _, idx in parts]
+        if self._client is not None:
+            futures = self._client.map(
+                _chunk_gradient_at, chunks, local, w=w, loss_id=int(loss_id), tau=float(tau),
+                pure=False,
+            )
+            return _in_order_sum(self._client.gather(futures))
+        import dask
+
+        task = dask.delayed(_chunk_gradient_at, pure=False)
+        return _in_order_sum(list(dask.compute(
+            *[task(c, i, w, int(loss_id), float(tau)) for c, i in zip(chunks, local)]
+        )))
 
     def value_and_gradient(self, w, loss_id, tau, lam):
         """The objective and its gradient at ``w`` (the non-private solver, epsilon = inf)."""
@@ -298,3 +351,72 @@ def predict_blocks(model, X):
     """``model.predict`` chunk by chunk, where the rows live (a lazy dask vector)."""
     probe = model.predict(np.zeros((1, X.shape[1])))
     return X.map_blocks(model.predict, drop_axis=1, dtype=probe.dtype)
+
+
+# -- preprocessing on Dask (skdp.preprocessing) ----------------------------------------------------
+CandidateCounts = namedtuple("CandidateCounts", ["below", "upto", "n"])
+CandidateCounts.__doc__ = (
+    "``#{x_i < c}`` and ``#{x_i <= c}`` per public candidate c, and n, of one feature: what the "
+    "exponential mechanism of a quantile needs (:func:`skdp.privacy.quantiles.quantile_utility`)."
+)
+
+
+def _column_counts(block, candidates):
+    x = np.asarray(block, dtype=np.float64)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("Input X contains NaN or infinity.")
+    xs = np.sort(x, axis=0)
+    out = np.empty((1, x.shape[1], 2, candidates.shape[0]), dtype=np.int64)
+    for j in range(x.shape[1]):
+        out[0, j, 0] = np.searchsorted(xs[:, j], candidates, side="left")
+        out[0, j, 1] = np.searchsorted(xs[:, j], candidates, side="right")
+    return out
+
+
+def column_counts(X, candidates):
+    """``[CandidateCounts, ...]``, one per feature of a 2-D dask array (whole rows per chunk),
+    in one pass: each chunk counts its values below and at every public candidate where it
+    lives; only these counts (public bins, summed over chunks) reach the client."""
+    cand = np.asarray(candidates, dtype=np.float64)
+    d = int(X.shape[1])
+    per_chunk = X.map_blocks(
+        _column_counts, cand, dtype=np.int64, new_axis=[2, 3],
+        chunks=((1,) * X.numblocks[0], (d,), (2,), (cand.shape[0],)),
+    )
+    total = per_chunk.sum(axis=0).compute()
+    n = int(X.shape[0])
+    return [CandidateCounts(total[j, 0], total[j, 1], n) for j in range(d)]
+
+
+def dask_features(estimator, X, reset):
+    """A 2-D numeric dask array, whole rows per chunk, from a dask array or DataFrame; sets
+    (``reset``) or checks ``n_features_in_`` and ``feature_names_in_`` as ``validate_data``
+    does (the values are checked where the chunks are computed)."""
+    from sklearn.utils.validation import _check_feature_names, _check_n_features
+
+    # a dask DataFrame's names are those of its empty pandas frame (_meta): nothing computed
+    _check_feature_names(estimator, getattr(X, "_meta", X), reset=reset)
+    X = _to_array(X, "X")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D; got a dask array of shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"X must be numeric; got a dask array of dtype {X.dtype}")
+    _check_n_features(estimator, X, reset=reset)
+    if len(X.chunks[1]) > 1:
+        X = X.rechunk({1: -1})
+    return X
+
+
+def _finite_rows(func):
+    def block(b):
+        b = np.asarray(b, dtype=np.float64)
+        if not np.all(np.isfinite(b)):
+            raise ValueError("Input X contains NaN or infinity.")
+        return func(b)
+
+    return block
+
+
+def map_rows(func, X):
+    """``func`` (row-wise, same shape) applied lazily chunk by chunk, float64, finite input."""
+    return X.map_blocks(_finite_rows(func), dtype=np.float64)

@@ -29,6 +29,7 @@ from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import _num_samples
 
+from ._dask import is_dask
 from ._validation import OPEN_UNIT, POSITIVE_OR_INF, check_delta, check_epsilon
 from .ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge
 from .ledger import ledgers_to_charge, precheck
@@ -170,6 +171,33 @@ def _leaves(step, path, fitted=False):
     for name, child in children:
         out += _leaves(child, f"{path}__{name}" if path else name, fitted)
     return out
+
+
+def check_dask_steps(pipeline):
+    """Raise ValueError for a step that cannot keep Dask inputs on the workers.
+
+    On a dask array or DataFrame every step must take and return dask collections, chunk by
+    chunk: :class:`~skdp.preprocessing.PrivateRobustScaler` (its counts reduced over chunks,
+    its transform ``map_blocks``) and the skdp estimators (the final step). A
+    ``ColumnTransformer`` or ``FeatureUnion`` selects and stacks columns with numpy (it would
+    gather the rows on the client), and a scikit-learn transformer converts its input to numpy:
+    both are refused rather than bring the data to the client.
+    """
+    from .preprocessing import PrivateRobustScaler
+
+    for name, step in pipeline.steps:
+        if step is None or (isinstance(step, str) and step == "passthrough"):
+            continue
+        if isinstance(step, (PrivateRobustScaler, DPLinearModel)):
+            continue
+        kind = type(step).__name__
+        raise ValueError(
+            f"step {name!r} ({kind}) cannot run on Dask inputs: on a dask array or DataFrame a "
+            "PrivatePipeline takes PrivateRobustScaler steps and an skdp estimator (the rows "
+            "stay on the workers); a ColumnTransformer, FeatureUnion or scikit-learn "
+            "transformer would gather the data on the client. Select and encode the columns "
+            "with dask first, or compute the data into memory"
+        )
 
 
 def check_private_steps(pipeline):
@@ -361,6 +389,8 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
     @contextmanager
     def _private_fit(self, X):
         check_private_steps(self)
+        if is_dask(X):
+            check_dask_steps(self)
         n = _num_samples(X)
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta, n)

@@ -115,20 +115,72 @@ def test_dask_fit_equals_memory_fit_and_keeps_rows_on_workers(client, monkeypatc
 
 
 @pytest.mark.parametrize("optimizer", ["dp_scd", "dp_nsgd_tree"])
-def test_unsupported_optimizers_say_which_are(optimizer):
-    X, y2, _, _ = _data()
-    with pytest.raises(ValueError, match="dp_gdws, dp_nag_opt, dp_masg, dp_sgld"):
-        DPLogisticRegression(optimizer=optimizer, data_norm=4.0).fit(_lazy(X), _lazy(y2))
-
-
-@pytest.mark.parametrize("optimizer", SUPPORTED)
-def test_mini_batches_are_refused(optimizer):
+@pytest.mark.parametrize("batch_size", [None, 50])
+def test_unsupported_optimizers_say_which_are(optimizer, batch_size):
+    """dp_nsgd_tree's mini-batches are shuffled epochs (not Poisson): refused, as dp_scd, with
+    the list of what runs on Dask, full batch or Poisson."""
     from skdp.optimizers import get_optimizer_class
 
     X, y2, _, _ = _data()
-    opt = get_optimizer_class(optimizer)(batch_size=50)
-    with pytest.raises(ValueError, match="full batch"):
+    opt = get_optimizer_class(optimizer)(batch_size=batch_size)
+    with pytest.raises(ValueError, match="dp_gdws, dp_nag_opt, dp_masg, dp_sgld, in full batch "
+                       r"\(batch_size=None\) or with Poisson mini-batches"):
         DPLogisticRegression(optimizer=opt, data_norm=4.0).fit(_lazy(X), _lazy(y2))
+
+
+def test_poisson_dp_gdws_on_dask_equals_memory_fit(client, monkeypatch):
+    """A Poisson mini-batch dp_gdws fit on the cluster (uneven chunks) is the in-memory fit of
+    the same seed: the client draws each step's sample from the fit's generator as the kernel
+    does, each chunk's task gets only its sampled local positions."""
+    import skdp._dask as skdp_dask
+    from skdp.optimizers import get_optimizer_class
+    from skdp.privacy import PoissonGaussianEvent
+
+    X, y2, _, _ = _data(7)
+    opt = get_optimizer_class("dp_gdws")(batch_size=60, max_iter=25)
+    params = dict(epsilon=1.0, delta=1e-5, optimizer=opt, data_norm=4.0, random_state=9)
+    a = DPLogisticRegression(**params).fit(X, y2)
+    sent = []
+    original = skdp_dask._chunk_gradient_at
+
+    def recording(chunk, local, w, loss_id, tau):  # runs in the worker: its argument comes back
+        return original(chunk, local, w, loss_id, tau), local
+
+    monkeypatch.setattr(skdp_dask.DaskDesign, "_sample_sum", _recording_sample_sum(
+        skdp_dask, recording, sent))
+    b = DPLogisticRegression(**params).fit(_lazy(X), _lazy(y2))
+    _assert_same_fit(a, b)
+    assert isinstance(b.dp_event_.event, PoissonGaussianEvent)
+    assert len(sent) == 25
+    offsets = np.concatenate([[0], np.cumsum(CHUNKS)])
+    sizes = []
+    for index, got in sent:  # every chunk received exactly its own sampled rows, locally
+        sizes.append(index.size)
+        rebuilt = np.concatenate([loc + offsets[k] for k, loc in got]) if got else []
+        assert np.array_equal(rebuilt, index)
+        assert all(0 <= loc.min() and loc.max() < CHUNKS[k] for k, loc in got)
+    assert 0 < np.mean(sizes) < N / 2  # samples of about 60 rows, not the full batch
+    full = DPLogisticRegression(**dict(params, optimizer="dp_gdws", max_iter=25)).fit(X, y2)
+    assert not np.allclose(full.coef_, b.coef_)
+
+
+def _recording_sample_sum(skdp_dask, recording, sent):
+    """DaskDesign._sample_sum with tasks that also return the local positions they received."""
+
+    def sample_sum(self, w, loss_id, tau, index):
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        parts = self.split_index(index)
+        chunks = [self._chunks[k] for k, _ in parts]
+        futures = self._client.map(recording, chunks, [loc for _, loc in parts], w=w,
+                                   loss_id=int(loss_id), tau=float(tau), pure=False)
+        out = self._client.gather(futures)
+        sent.append((np.array(index), [(k, loc) for (k, _), (_, loc) in zip(parts, out)]))
+        total = np.zeros(w.shape[0])
+        for g, _ in out:
+            total += g
+        return total
+
+    return sample_sum
 
 
 @pytest.mark.slow
@@ -142,6 +194,27 @@ def test_every_supported_optimizer_and_estimator(client, optimizer):
         b = est(**params).fit(_lazy(X), _lazy(y))
         _assert_same_fit(a, b)
         assert b.epsilon_ <= 0.8
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("optimizer", SUPPORTED)
+def test_every_supported_optimizer_with_poisson_batches(client, optimizer):
+    """The Poisson mini-batch mode of every supported optimizer (Gaussian, and dp_gdws's
+    Laplace): the in-memory fit of the same seed, every estimator."""
+    from skdp.optimizers import get_optimizer_class
+
+    X, y2, y3, yr = _data(8)
+    configs = [{"batch_size": 70, "max_iter": 3 if optimizer == "dp_sgld" else 12}]
+    if optimizer == "dp_gdws":
+        configs.append({"batch_size": 0.4, "max_iter": 12, "mechanism": "laplace"})
+    for config in configs:
+        for est, y, extra in _estimators(y2, y3, yr):
+            params = dict(epsilon=0.8, delta=1e-6, data_norm=5.0, random_state=13, **extra)
+            opt = get_optimizer_class(optimizer)(**config)
+            a = est(optimizer=opt, **params).fit(X, y)
+            b = est(optimizer=opt, **params).fit(_lazy(X), _lazy(y))
+            _assert_same_fit(a, b)
+            assert "poisson" in b.privacy_record_.sampling
 
 
 @pytest.mark.slow
@@ -277,3 +350,71 @@ def test_private_search_on_dask_inputs_equals_the_search_in_memory(client, monke
     assert b.best_params_ == a.best_params_ and b.epsilon_ == a.epsilon_
     assert math.isclose(b.best_score_, a.best_score_, rel_tol=1e-9)
     _assert_same_fit(a.best_estimator_, b.best_estimator_)
+
+
+# -- preprocessing and the private pipeline on Dask ----------------------------------------------
+def _raw(seed=9):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(N, 4)) * np.array([1.0, 10.0, 100.0, 0.1]) + np.array([0, 5, -3, 1])
+    return X, (X[:, 0] + 0.1 * X[:, 1] > 0.5).astype(int)
+
+
+def test_private_robust_scaler_on_dask_equals_memory(client, monkeypatch):
+    """The quantiles from per-chunk counts over the public grid (one pass), the mechanisms on
+    the client: the same bounds and record as in memory; the transform stays lazy."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    from skdp.preprocessing import PrivateRobustScaler
+
+    X, _ = _raw()
+    for eps in (0.5, math.inf):
+        a = PrivateRobustScaler(epsilon=eps, random_state=4).fit(X)
+        with monkeypatch.context() as m:
+            def refuse(self, *args, **kwargs):
+                raise AssertionError("a dask array was converted to numpy on the client")
+
+            if math.isfinite(eps):  # (epsilon = inf: exact quantiles gather a column each)
+                m.setattr(da.Array, "__array__", refuse)
+            b = PrivateRobustScaler(epsilon=eps, random_state=4).fit(_lazy(X))
+            out = b.transform(_lazy(X))
+        assert np.array_equal(b.bounds_, a.bounds_) and np.array_equal(b.quantiles_, a.quantiles_)
+        assert b.dp_event_ == a.dp_event_ and b.epsilon_ == a.epsilon_
+        assert isinstance(out, da.Array) and out.chunks[0] == CHUNKS
+        assert np.array_equal(out.compute(), a.transform(X))
+    frame = pd.DataFrame(X, columns=list("abcd"))
+    c = PrivateRobustScaler(epsilon=0.5, random_state=4).fit(dd.from_pandas(frame, npartitions=3))
+    assert list(c.feature_names_in_) == list("abcd")
+    assert np.array_equal(c.bounds_, PrivateRobustScaler(epsilon=0.5, random_state=4).fit(
+        frame).bounds_)
+    bad = X.copy()
+    bad[300, 2] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        PrivateRobustScaler(epsilon=0.5).fit(_lazy(bad))
+    with pytest.raises(ValueError, match="features"):
+        c.transform(_lazy(X[:, :3]))
+
+
+def test_private_pipeline_on_dask_equals_memory(client):
+    """Scaler then estimator on Dask inputs: one budget, the same model and event as in memory;
+    a ColumnTransformer (or any scikit-learn transformer) is refused, saying what runs."""
+    from sklearn.compose import ColumnTransformer
+
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import PrivateRobustScaler
+
+    X, y = _raw(10)
+
+    def pipe(*pre):
+        return make_private_pipeline(
+            *pre, DPLogisticRegression(optimizer="dp_gdws", classes=[0, 1], max_iter=15,
+                                       random_state=6), epsilon=2.0, delta=1e-5)
+
+    a = pipe(PrivateRobustScaler(random_state=6)).fit(X, y)
+    b = pipe(PrivateRobustScaler(random_state=6)).fit(_lazy(X), _lazy(y))
+    _assert_same_fit(a[-1], b[-1])
+    assert np.array_equal(a[0].bounds_, b[0].bounds_)
+    assert b.dp_event_ == a.dp_event_ and b.epsilon_ == a.epsilon_
+    ct = ColumnTransformer([("num", PrivateRobustScaler(), [0, 1, 2, 3])])
+    with pytest.raises(ValueError, match="ColumnTransformer.*cannot run on Dask inputs"):
+        pipe(ct).fit(_lazy(X), _lazy(y))

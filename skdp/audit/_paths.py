@@ -427,6 +427,10 @@ def estimator_paths():
           logistic(optimizer=DPGDWS(step=0.01, max_iter=10)), dask=True),
         E("DPRidge on Dask (dp_nag_opt)", "Dask input",
           ridge(optimizer="dp_nag_opt"), loss="squared", dask=True),
+        # Poisson batches on Dask: the sample drawn on the client, the sampled sums on the
+        # workers (the optimizer path "dp_gdws poisson"'s batch and steps)
+        E("DPLogisticRegression on Dask (dp_gdws Poisson)", "Dask input",
+          logistic(optimizer=DPGDWS(step=0.01, batch_size=8, max_iter=100)), dask=True),
     ]
 
 

@@ -8,6 +8,8 @@ live (``design.gradient_sum(w, loss_id, tau)``). These loops are the kernels' fu
 chunks), the noise of the step drawn in one call from the same generator stream
 (:func:`~skdp.privacy.noise.add_noise_bulk`), the same trace/replay and update arithmetic. So a
 fit with the same seed releases the same noise, and its privacy record is the same object.
+With Poisson mini-batches the oracle of :func:`poisson_oracle` draws the step's sample first,
+from the same generator, as the kernels do: the loops are unchanged.
 """
 
 import math
@@ -18,7 +20,7 @@ from ..privacy.noise import GAUSSIAN, add_noise_bulk
 
 __all__ = [
     "is_distributed", "check_distributed", "distributed_oracle", "gdws_full_batch",
-    "nesterov_full_batch", "sgld_full_batch",
+    "nesterov_full_batch", "sgld_full_batch", "poisson_oracle",
 ]
 
 
@@ -36,20 +38,19 @@ def check_distributed(optimizer, n_samples):
     if not optimizer.supports_distributed:
         raise ValueError(
             f"{name} cannot run on Dask inputs (its steps are not a sum over rows: dp_scd keeps "
-            "a dual variable per row, dp_nsgd_tree visits the rows in a secret order); the "
-            f"optimizers that can are {', '.join(DISTRIBUTED_OPTIMIZERS)} in full batch "
-            "(batch_size=None)"
+            "a dual variable per row, dp_nsgd_tree visits the rows in a secret order, epoch "
+            f"after epoch); the optimizers that can are {', '.join(DISTRIBUTED_OPTIMIZERS)}, in "
+            "full batch (batch_size=None) or with Poisson mini-batches (batch_size set)"
         )
-    full = batch_fraction(getattr(optimizer, "batch_size", None), n_samples) >= 1.0
-    distributed_oracle(None, full, name)
+    # every mini-batch mode of these optimizers is Poisson sampling (poisson_oracle)
+    batch_fraction(getattr(optimizer, "batch_size", None), n_samples)  # its ValueError
 
 
 def distributed_oracle(problem, full_batch, name):
-    """``w -> clipped gradient sum`` of a distributed problem, or None in memory.
+    """``w -> clipped gradient sum`` over all rows of a distributed problem, or None in memory.
 
-    Raises ValueError for a distributed problem in a mini-batch configuration: a Poisson sample
-    drawn on the client would need the rows' indices on the client, and one drawn on the workers
-    would not come from the fit's generator (the same seed would not give the same fit).
+    The full-batch oracle only: raises ValueError for a mini-batch configuration. The
+    optimizers call :func:`poisson_oracle`, which also draws their Poisson mini-batches.
     """
     if problem is not None and not is_distributed(problem):
         return None
@@ -151,3 +152,38 @@ def sgld_full_batch(
         w[:] = shrink * w - a * g
         _project(w, radius)
     return etas.shape[0]
+
+
+def poisson_oracle(problem, q, rng, perm):
+    """``w -> clipped gradient sum over the step's batch`` of a distributed problem (None in
+    memory): all rows when ``q >= 1``, else a Poisson sample of rate ``q``.
+
+    The sample is drawn on the client, from the fit's generator ``rng`` and the persistent
+    permutation ``perm`` (``arange(n)`` at the start of the fit), by the in-memory kernels' own
+    jitted sampler (:func:`~skdp.optimizers._glm.poisson_batch`): numba and numpy share the
+    generator's state, so the draws are the kernel's, in the kernel's order (the batch, then the
+    noise the loop adds). Each chunk's task gets only its own sampled local positions and
+    returns their sum. The full-batch loops above then run a Poisson fit unchanged: the same
+    seed gives the same fit, and the event (Poisson-subsampled Gaussian or Laplace of rate q)
+    is the in-memory one, because the released sum is the same function of the same sample.
+
+    Client cost per step: the sampler, O(q n log(q n)) time (a binomial, q n bounded integers,
+    a sort), and ``perm``, 8 n bytes held for the fit; the split by chunk, O(q n + chunks).
+    """
+    if not is_distributed(problem):
+        return None
+    design, loss_id, tau = problem.X, problem.loss.loss_id, problem.clip
+    if q >= 1.0:
+        def oracle(w):
+            return design.gradient_sum(w, loss_id, tau)
+
+        return oracle
+    from ._glm import poisson_batch
+
+    n, q = int(problem.n_samples), float(q)
+
+    def sampled(w):
+        m = poisson_batch(rng, n, q, perm)
+        return design.gradient_sum(w, loss_id, tau, perm[:m])
+
+    return sampled

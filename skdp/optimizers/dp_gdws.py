@@ -27,7 +27,7 @@ from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._defaults import budget_rho, gdws_steps
 from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
 from ._step_parts import batch_rate, draw_batch
-from ._loops import distributed_oracle, gdws_full_batch
+from ._loops import gdws_full_batch, poisson_oracle
 
 __all__ = ["DPGDWS"]
 
@@ -227,12 +227,12 @@ class DPGDWS(DPOptimizer):
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
-        oracle = distributed_oracle(problem, q >= 1.0, self.name)  # None in memory
+        oracle = poisson_oracle(problem, q, rng, perm)  # None in memory
 
         def run_chunk(start, stop):
             if oracle is not None:  # rows on Dask workers: the same steps in Python
                 gdws_full_batch(
-                    oracle, w, problem.lam, stop - start, 1.0 / problem.n_samples, step,
+                    oracle, w, problem.lam, stop - start, 1.0 / (q * problem.n_samples), step,
                     smoothing, mech, noise_scale, rng, trace[start:stop], replay is not None, u,
                     start,
                 )

@@ -35,7 +35,7 @@ from ._allocation import (
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._glm import thread_mode, threads_allowed
-from ._loops import distributed_oracle, nesterov_full_batch
+from ._loops import nesterov_full_batch, poisson_oracle
 from ._nesterov import nesterov_kernel
 from ._step_parts import batch_rate
 
@@ -232,12 +232,13 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         scales = np.ascontiguousarray(scales, dtype=np.float64)
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
-        oracle = distributed_oracle(problem, q >= 1.0, self.name)  # None in memory
+        oracle = poisson_oracle(problem, q, rng, perm)  # None in memory
 
         def run_chunk(start, stop):
             if oracle is not None:  # rows on Dask workers: the same steps in Python
                 nesterov_full_batch(
-                    oracle, w, problem.lam, 1.0 / problem.n_samples, schedule.alpha[start:stop],
+                    oracle, w, problem.lam, 1.0 / (q * problem.n_samples),
+                    schedule.alpha[start:stop],
                     schedule.beta[start:stop], schedule.restart[start:stop], mech,
                     scales[start:stop], rng, trace[start:stop], replay is not None, w_prev,
                 )

@@ -31,7 +31,7 @@ from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._defaults import MAX_STEPS, MIN_STEPS, budget_rho, noisy_gd_time, steps_for_time
 from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
 from ._step_parts import batch_rate, draw_batch
-from ._loops import distributed_oracle, sgld_full_batch
+from ._loops import poisson_oracle, sgld_full_batch
 
 __all__ = ["DPSGLD"]
 
@@ -455,7 +455,7 @@ class DPSGLD(DPOptimizer):
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         record_trace = record_trace or replay is not None
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
-        oracle = distributed_oracle(problem, sampling == FULL, self.name)  # None in memory
+        oracle = poisson_oracle(problem, q, rng, perm)  # None in memory
 
         def run_chunk(start, stop):
             if oracle is not None:  # rows on Dask workers: the same steps in Python

@@ -10,6 +10,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, 
 from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .._dask import column_counts, dask_features, is_dask, map_rows
 from .._validation import OPEN_UNIT, POSITIVE_OR_INF, RANDOM_STATE
 from ..ledger import PrivacyLedger
 from ..privacy import ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent
@@ -151,15 +152,20 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         ----------
         X : array-like of shape (n_samples, n_features)
             Numeric features (no missing values: impute with a public constant first, for
-            example ``SimpleImputer(strategy="constant", fill_value=0)``).
+            example ``SimpleImputer(strategy="constant", fill_value=0)``). A dask array or
+            DataFrame stays on its workers: one pass counts, chunk by chunk, the values below
+            and at every public grid point of every feature, and the mechanisms run on the
+            client on these counts (the same releases as in memory for the same seed).
         y : ignored
 
         Returns
         -------
         self
         """
-        X = validate_data(self, X, dtype=np.float64)
-        n, d = X.shape
+        dask_input = is_dask(X)
+        X = dask_features(self, X, reset=True) if dask_input else validate_data(
+            self, X, dtype=np.float64)
+        n, d = (int(v) for v in X.shape)
         q_lo, q_hi, fence, bounds, grid = self._check_params(d)
         if bounds is not None:  # public bounds: nothing is released
             self.quantiles_ = None
@@ -170,8 +176,11 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         rho, delta, private, ledgers = self._start(n)
         quant = np.empty((d, 2))
         if not private:
-            quant[:, 0] = np.quantile(X, q_lo, axis=0)
-            quant[:, 1] = np.quantile(X, q_hi, axis=0)
+            for j in range(d):  # exact quantiles (no privacy): on Dask, one column at a time
+                col = np.asarray(X[:, j].compute(), np.float64) if dask_input else X[:, j]
+                if dask_input and not np.all(np.isfinite(col)):
+                    raise ValueError("Input X contains NaN or infinity.")
+                quant[j] = np.quantile(col, [q_lo, q_hi])
             event = NonPrivateEvent()
         else:
             eps = em_epsilon(rho, 2 * d)
@@ -184,9 +193,11 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
                     UserWarning, stacklevel=2,
                 )
             rng = self._rng()
+            # on Dask: every feature's counts over the grid in one pass (the same utilities)
+            columns = column_counts(X, grid) if dask_input else X.T
             for j in range(d):
                 for k, q in enumerate((q_lo, q_hi)):
-                    quant[j, k] = private_quantile(X[:, j], q, eps, rng, grid)[0]
+                    quant[j, k] = private_quantile(columns[j], q, eps, rng, grid)[0]
             event = SelfComposedEvent(ExponentialMechanismEvent(eps), 2 * d)
         # post-processing of the released quantiles with the public grid only
         lo, hi = np.minimum(quant[:, 0], quant[:, 1]), np.maximum(quant[:, 0], quant[:, 1])
@@ -207,10 +218,15 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         self._half = (bounds[:, 1] - bounds[:, 0]) / 2.0
 
     def transform(self, X):
-        """Clip every feature to ``bounds_`` and map it onto [-1, 1] (a new array)."""
+        """Clip every feature to ``bounds_`` and map it onto [-1, 1] (a new array; a lazy dask
+        array, chunk by chunk, for a dask input)."""
         check_is_fitted(self, "bounds_")
+        centre, half = self._centre, self._half
+        if is_dask(X):
+            X = dask_features(self, X, reset=False)
+            return map_rows(lambda b: np.clip((b - centre) / half, -1.0, 1.0), X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return np.clip((X - self._centre) / self._half, -1.0, 1.0)
+        return np.clip((X - centre) / half, -1.0, 1.0)
 
     def inverse_transform(self, X):
         """Map [-1, 1] back onto ``bounds_`` (clipped values stay at the bounds)."""

@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from .._dask import chunk_counts, is_dask
+from .._dask import CandidateCounts, chunk_counts, is_dask
 
 from .events import ExponentialMechanismEvent
 
@@ -93,7 +93,9 @@ def is_reliable(n, epsilon, q, n_candidates, beta=0.05):
 def quantile_utility(x, q, candidates):
     """The utility ``u(c)`` of every candidate (sensitivity 1; see the module docstring)."""
     cand = np.asarray(candidates, dtype=np.float64)
-    if is_dask(x):  # values on Dask workers: counts per candidate, summed over the chunks
+    if isinstance(x, CandidateCounts):  # counts over these candidates, already summed
+        below, upto, n = x
+    elif is_dask(x):  # values on Dask workers: counts per candidate, summed over the chunks
         below, upto, n = chunk_counts(x, cand)
     else:
         x = np.asarray(x, dtype=np.float64).ravel()
