@@ -4,7 +4,8 @@ Run: ``python benchmarks/defaults_report.py --after a.csv b.csv ... --before c.c
 [--changed logistic:dp_scd ridge:dp_gdws] --out defaults_h17``.
 
 The grid is run in pieces (``bench_defaults.py --datasets ... --n ... --out ...``). ``--after``
-lists the pieces at the current rules; where one cell appears in several pieces the later one
+lists the pieces at the current rules (a csv, or the log of a run stopped before it wrote
+one: its complete groups); where one cell appears in several pieces the later one
 wins. ``--before`` lists pieces run at the previous rules for the estimator:optimizer pairs of
 ``--changed`` only (the other pairs' code did not change, so their before equals their after).
 Writes ``results/<out>.csv``/``.md``/``_<estimator>.png`` (the after grid: one table and one plot
@@ -19,6 +20,9 @@ counted per part, before and after, on the cells both grids have (mean over seed
 """
 
 import argparse
+import json
+import math
+import re
 import sys
 from pathlib import Path
 
@@ -29,10 +33,43 @@ import bench_defaults as bd  # noqa: E402
 KEY = ("part", "dataset", "estimator", "method", "n", "eps", "seed")
 
 
+_LINE = re.compile(r"^(\S+)\s+n=(\d+)\s+eps=(\S+)\s+seed=(\d+) (\S+)\s+(\S+)\s+(\S+) "
+                   r"\(opacus (\S+), base (\S+), (\S+)s\)")
+
+
+def rows_from_log(path):
+    """The rows of a bench_defaults run that was stopped before it wrote its csv, from its log:
+    only the (data, n, epsilon, seed, estimator) groups whose optimizers all finished; the anchor
+    and scikit-learn scores from the cache (full precision), the baseline recomputed."""
+    cache = json.loads(bd.CACHE.read_text())
+    groups = {}
+    for line in open(path):
+        m = _LINE.match(line.strip())
+        if m:
+            ds, n, eps, seed, est, opt, score, _, _, dt = m.groups()
+            groups.setdefault((ds, int(n), float(eps), int(seed), est), {})[opt] = (float(score), float(dt))
+    rows = []
+    for (ds, n, eps, seed, est), fits in groups.items():
+        if set(fits) != set(bd.OPTIMIZERS):
+            continue  # the run stopped inside this group
+        task, _, y_tr, _, y_te = bd.subsample(ds, n, seed)
+        part = "heldout" if ds in bd.HELDOUT else "dev"
+        common = dict(part=part, dataset=ds, task=task, estimator=est, n=n, seed=seed)
+        op = cache[f"opacus|{ds}|{n}|{eps}|{seed}|{json.dumps(bd.opacus_config(n), sort_keys=True)}"]
+        rows.append(dict(common, method="opacus", eps=eps, score=op[0], eps_spent=op[1], seconds=op[2]))
+        rows.append(dict(common, method="baseline", eps=math.inf, score=bd.baseline_score(task, y_tr, y_te),
+                         eps_spent=0.0, seconds=0.0))
+        rows.append(dict(common, method="sklearn", eps=math.inf, score=cache[f"sklearn|{ds}|{n}|{seed}|{est}"],
+                         eps_spent=math.inf, seconds=0.0))
+        for opt, (score, dt) in fits.items():
+            rows.append(dict(common, method=opt, eps=eps, score=score, eps_spent=math.nan, seconds=dt))  # not logged
+    return rows
+
+
 def _load(paths):
     rows = {}
     for p in paths:
-        for r in bd.read_csv(Path(p)):
+        for r in (rows_from_log(p) if str(p).endswith(".log") else bd.read_csv(Path(p))):
             rows[tuple(r[k] for k in KEY)] = r
     return rows
 
@@ -147,6 +184,68 @@ def criteria_markdown(after, before, changed):
     return "\n".join(lines)
 
 
+def pick_table(rows):
+    """For the docs: per estimator, n range and epsilon, each optimizer's mean distance to the
+    best of the six in the cell, over the data sets of both parts (accuracy; R^2 for ridge),
+    best first."""
+    table = bd.summarise(rows)
+    buckets = ((0, 999, "n < 1000"), (1000, 2000, "1000-2000"), (2001, 10000, "5000-10k"),
+               (10001, 10**9, "30k"))
+    lines = []
+    for est in bd.ESTIMATORS:
+        cells = {k: v for (part, e), cs in table.items() if e == est for k, v in cs.items()}
+        if not cells:
+            continue
+        lines += [f"{est}:", ""]
+        for lo, hi, label in buckets:
+            for eps in sorted({k[2] for k in cells}):
+                sel = [c for (ds, n, e), c in cells.items() if lo <= n <= hi and e == eps
+                       and all(m in c for m in bd.OPTIMIZERS)]
+                if not sel:
+                    continue
+                # regret: the distance to the best of the six in each cell, averaged (Opacus's
+                # regression anchor collapses at small n and would swamp a gap to it)
+                gaps = {m: float(sum(c[m] - max(c[o] for o in bd.OPTIMIZERS) for c in sel) / len(sel))
+                        for m in bd.OPTIMIZERS}
+                order = sorted(gaps, key=lambda m: -gaps[m])
+                lines.append(f"  {label:10s} eps {eps:<4g} ({len(sel)} cells): " +
+                             ", ".join(f"{m} {gaps[m]:+.3f}" for m in order))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def rst_tables(rows):
+    """The docs' table per estimator (reStructuredText list-tables): for each n and epsilon, each
+    optimizer's mean distance to the best of the six over the data sets with that n (both
+    parts), and the median of (best of the six - Opacus)."""
+    table = bd.summarise(rows)
+    out = []
+    for est in bd.ESTIMATORS:
+        cells = {k: v for (part, e), cs in table.items() if e == est for k, v in cs.items()}
+        if not cells:
+            continue
+        out += [f".. list-table:: {est}: mean distance to the best optimizer of the cell "
+                "(0 = best on every data set)", "   :header-rows: 1", "",
+                "   * - n", "     - eps", "     - data sets"]
+        out += [f"     - {m}" for m in bd.OPTIMIZERS] + ["     - best - Opacus (median)"]
+        for n in sorted({k[1] for k in cells}):
+            for eps in sorted({k[2] for k in cells}):
+                sel = [(ds, c) for (ds, nn, e), c in cells.items() if nn == n and e == eps
+                       and all(m in c for m in bd.OPTIMIZERS) and "opacus" in c]
+                if not sel:
+                    continue
+                best = [max(c[m] for m in bd.OPTIMIZERS) for _, c in sel]
+                d = {m: sum(c[m] - b for (_, c), b in zip(sel, best)) / len(sel) for m in bd.OPTIMIZERS}
+                top = max(d.values())
+                vs = sorted(b - c["opacus"] for (_, c), b in zip(sel, best))
+                med = vs[len(vs) // 2] if len(vs) % 2 else (vs[len(vs) // 2 - 1] + vs[len(vs) // 2]) / 2
+                out += [f"   * - {n}", f"     - {eps:g}", f"     - {', '.join(sorted(ds for ds, _ in sel))}"]
+                out += [f"     - **{d[m]:+.3f}**" if d[m] == top else f"     - {d[m]:+.3f}" for m in bd.OPTIMIZERS]
+                out.append(f"     - {med:+.3f}")
+        out.append("")
+    return "\n".join(out)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--after", nargs="+", required=True)
@@ -161,8 +260,12 @@ def main(argv=None):
     if args.before:
         bd.write(before, list(bd.OPTIMIZERS), args.out + "_before")
     crit = bd.RESULTS / f"{args.out}_criteria.md"
-    crit.write_text(criteria_markdown(after, before, changed))
+    crit.write_text(criteria_markdown(after, before, changed) + "\n## Mean distance to the best optimizer "
+                    "of the cell, by n and epsilon (all data sets of both parts, best first)\n\n```\n" + pick_table(after) + "\n```\n")
     print("wrote", crit)
+    rst = bd.RESULTS / f"{args.out}_tables.rst"
+    rst.write_text(rst_tables(after))
+    print("wrote", rst)
 
 
 if __name__ == "__main__":

@@ -120,8 +120,22 @@ def nag(seeds=2):
     report(res)
 
 
+def gdws_clf(seeds=2):
+    """dp_gdws logistic: (T factor, T floor, smoothing) around the current (4, 100, 0.1)."""
+    res = {}
+    configs = [(4.0, 100, 0.1), (16.0, 100, 0.1), (4.0, 300, 0.1), (4.0, 100, 0.3), (4.0, 100, 1.0)]
+    for name, n, eps, seed, data in cells(("adult", "digits", "breast_cancer"), (1000, 2000), (0.1, 0.3, 1.0), seeds):
+        a = anchor(name, n, eps, seed)
+        for f, lo, sm in configs:
+            _defaults.GDWS_CLASSIFICATION, _defaults.GDWS_MIN_CLASSIFICATION = f, lo
+            s = fit("logistic", DPGDWS(smoothing=sm), data, eps, seed)
+            res.setdefault((f, lo, sm), []).append((name, n, eps, seed, s, a))
+            print(f"{name} {n} {eps} {seed} f={f},{lo} m={sm}: {s:.4f} (opacus {a:.4f})", flush=True)
+    report(res)
+
+
 if __name__ == "__main__":
     warnings.simplefilter("ignore")
-    {"scd": scd, "gdws": gdws, "gdws2": gdws2, "nag": nag,
+    {"scd": scd, "gdws": gdws, "gdws2": gdws2, "nag": nag, "gdws_clf": gdws_clf,
      "scd2": lambda: scd(configs=list(itertools.product((120.0, 240.0, 480.0), (1.0, 3.0), (10,))),
                          epss=(0.1, 0.3, 1.0, 3.0))}[sys.argv[1]]()
