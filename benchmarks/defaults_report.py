@@ -77,8 +77,9 @@ def _load(paths):
 def merge(after_paths, before_paths, changed):
     after = _load(after_paths)
     before = {k: r for k, r in after.items() if (k[2], k[3]) not in changed}
+    groups = {(k[0], k[1], k[2], k[4], k[6]) for k in after}  # the seeds the after grid has
     for k, r in _load(before_paths).items():
-        if (k[2], k[3]) in changed:
+        if (k[2], k[3]) in changed and (k[0], k[1], k[2], k[4], k[6]) in groups:
             before[k] = r
     return list(after.values()), list(before.values())
 
