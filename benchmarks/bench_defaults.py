@@ -51,6 +51,7 @@ import argparse
 import csv
 import json
 import math
+import os
 import sys
 import time
 import warnings
@@ -237,7 +238,14 @@ class Cache:
         if key not in self.data:
             self.data[key] = compute()
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.path.write_text(json.dumps(self.data))
+            if self.path.exists():  # keep what a concurrent run added meanwhile
+                try:
+                    self.data = {**json.loads(self.path.read_text()), **self.data}
+                except ValueError:
+                    pass
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.data))
+            os.replace(tmp, self.path)  # atomic: a concurrent reader never sees half a file
         return self.data[key]
 
 
@@ -279,6 +287,9 @@ def run(args, log=print):
                 for eps in args.eps:
                     cfg = opacus_config(n)
                     key = f"opacus|{name}|{n}|{eps}|{seed}|{json.dumps(cfg, sort_keys=True)}"
+                    if getattr(args, "cached_only", False) and key not in cache.data:
+                        log(f"{name} n={n} eps={eps:g} seed={seed}: no cached anchor, cell skipped")
+                        continue
                     op = cache.get(key, lambda: opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed))
                     for est in ests:
                         common = dict(part=part, dataset=name, task=task, estimator=est, n=n, seed=seed)
@@ -451,7 +462,8 @@ def read_csv(path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS))
+    p.add_argument("--optimizers", nargs="*", default=list(OPTIMIZERS),
+                   help="none: compute (and cache) the anchors and scikit-learn scores only")
     p.add_argument("--estimators", nargs="+", default=list(ESTIMATORS), choices=list(ESTIMATORS))
     p.add_argument("--datasets", nargs="+", default=None, choices=list(DEV + HELDOUT))
     p.add_argument("--n", nargs="+", type=int, default=list(N_GRID))
@@ -460,6 +472,8 @@ def main(argv=None):
     p.add_argument("--heldout", choices=["dev", "heldout", "all"], default="dev",
                    help="which part of the grid (default: the development part only)")
     p.add_argument("--out", default="defaults", help="file stem under benchmarks/results")
+    p.add_argument("--cached-only", action="store_true",
+                   help="skip the cells whose Opacus anchor is not cached yet (reported)")
     p.add_argument("--report-only", action="store_true", help="rebuild md/png from <out>.csv")
     args = p.parse_args(argv)
     if args.report_only:

@@ -351,7 +351,7 @@ def test_defaults_from_public_quantities():
     assert res.extras["batch_size"] == L
     z, _ = calibrate_noise_multiplier(GaussianEvent, 1.0, 1e-5, "rdp")  # rho = 1 / (2 z^2)
     Lam, R2 = pr.lam * n, pr.row_norm_bound**2
-    assert res.extras["update_clip"] == pytest.approx(min(3.0, n / z / 60.0) * Lam / (Lam + L * R2))
+    assert res.extras["update_clip"] == pytest.approx(min(3.0, n / z / 120.0) * Lam / (Lam + L * R2))
     prr = _problem("ridge", *diabetes(), reg=1.0, clip=4.0)
     m = prr.n_samples
     res = DPSCD().solve(prr, Budget(1.0, 1e-5), np.random.default_rng(0))

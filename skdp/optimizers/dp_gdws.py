@@ -24,7 +24,7 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._defaults import budget_rho, gdws_steps
+from ._defaults import budget_rho, gdws_smoothing, gdws_steps
 from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
 from ._step_parts import batch_rate, draw_batch
 from ._loops import gdws_full_batch, poisson_oracle
@@ -98,7 +98,7 @@ class DPGDWS(DPOptimizer):
     max_iter : int >= 1 or None, default=None
         Number of noisy steps T of a private fit. None: a public rule of n, d, the budget and
         the loss (:func:`skdp.optimizers._defaults.gdws_steps`): with
-        ``s = n sqrt(2 rho) / sqrt(d)`` (rho the zCDP budget), ``T = s / 25`` (5 to 1000) for
+        ``s = n sqrt(2 rho) / sqrt(d)`` (rho the zCDP budget), ``T = s / 5`` (5 to 1000) for
         the squared loss, ``4 s`` (100 to 1000) for the classification losses; the resolved
         count is ``n_iter_`` and ``hyperparameters["max_iter"]`` of the fit's result. At
         ``epsilon=inf`` the cap on the iterations of the non-private solver (None: 1000).
@@ -107,7 +107,9 @@ class DPGDWS(DPOptimizer):
         Poisson sampling rate.
     smoothing : float in (0, 1] or "auto", default="auto"
         Weight of the new gradient in the running average (the thesis's beta; 1 is plain DP-GD).
-        "auto": 0.1 (the thesis's best value). Unused at ``epsilon=inf``.
+        "auto": 0.1 (the thesis's best value) for the classification losses, 1 (plain noisy
+        GD) for the squared loss (:func:`skdp.optimizers._defaults.gdws_smoothing`). Unused at
+        ``epsilon=inf``.
     step : "noise_adaptive", "c_over_L" or float, default="noise_adaptive"
         "noise_adaptive": the thesis's rule (Th-4.21) in mean form, capped so that
         ``step * smoothing <= 1/L``; "c_over_L": ``c / (L * smoothing)`` (the paper's heavy-ball
@@ -218,7 +220,8 @@ class DPGDWS(DPOptimizer):
         self._check_params()
         n_steps = self._n_steps(private=True, problem=problem, budget=budget)
         q = batch_fraction(self.batch_size, problem.n_samples)
-        smoothing = 0.1 if self.smoothing == "auto" else float(self.smoothing)
+        smoothing = (gdws_smoothing(problem.loss.name) if self.smoothing == "auto"
+                     else float(self.smoothing))
         noise_scale, record = self._calibrate(problem, budget, n_steps, q)
         step = self._step_size(problem, n_steps, q, noise_scale, smoothing)
         w = problem.start()

@@ -64,8 +64,9 @@ class DPMASG(_AcceleratedDPOptimizer):
     batch_size : None, int or float, default=None
         None: full batch. An int: the expected Poisson batch size. A float in (0, 1]: the
         Poisson sampling rate.
-    c : float, default=1.0
-        Step multiplier of every stage (``c <= 1`` for the theory).
+    c : "auto" or float, default="auto"
+        Step multiplier of every stage (``c <= 1`` for the theory). "auto": as dp_nag_opt's
+        (1 for the classification losses, 0.25 for the squared loss).
     allocation : {"optimal", "uniform"}, default="optimal"
     reselect_T : "auto" or bool, default="auto"
         "auto": ``2 T_1`` steps, stage 1 of ``T_1`` (above); True: the bound's T* <= max_iter;
@@ -107,7 +108,7 @@ class DPMASG(_AcceleratedDPOptimizer):
     }
 
     def __init__(
-        self, max_iter=None, batch_size=None, c=1.0, allocation="optimal", reselect_T="auto",
+        self, max_iter=None, batch_size=None, c="auto", allocation="optimal", reselect_T="auto",
         kappa="auto", E0="auto", mechanism="gaussian", stage_p=1, first_stage=None, tol=None,
     ):
         self.max_iter = max_iter
@@ -127,8 +128,8 @@ class DPMASG(_AcceleratedDPOptimizer):
         # get as many steps again
         return STAGES_FACTOR * horizon
 
-    def _schedule(self, L, mu, T, horizon=None):
+    def _schedule(self, L, mu, T, horizon=None, c=1.0):
         first = self.first_stage
         if first is None and horizon is not None:
             first = horizon  # reselect_T="auto": stage 1 is dp_nag_opt's run
-        return masg_schedule(T, L, mu, float(self.c), float(self.stage_p), first)
+        return masg_schedule(T, L, mu, c, float(self.stage_p), first)

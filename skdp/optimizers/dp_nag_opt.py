@@ -45,7 +45,7 @@ __all__ = ["DPNAGOpt"]
 _COMMON_CONSTRAINTS = {
     "max_iter": [POSITIVE_INT, None],
     "batch_size": [None, POSITIVE_INT, RATE],
-    "c": [POSITIVE],
+    "c": [AUTO, POSITIVE],
     "allocation": [StrOptions({"optimal", "uniform"})],
     "reselect_T": [AUTO, "boolean"],
     "kappa": [AUTO, Interval(Real, 1, None, closed="left"), None],
@@ -60,6 +60,13 @@ _PRIVATE_MAX_ITER = 1000
 #: at least ``HORIZON_MIN``. Fitted on public development data (docs/optimizers/dp_nag_opt.rst).
 HORIZON_C = {"classification": 1.5, "squared": 1.0}
 HORIZON_MIN = 8
+#: ``c="auto"``: the step multiplier, per loss family. The squared loss's 0.25 was fitted in
+#: round h17 on the development part of ``benchmarks/bench_defaults.py``
+#: (``benchmarks/dev_rules_h17.py nag``: dp_nag_opt ridge, c in {1, 0.5, 0.25} x c_T in
+#: {1, 0.5}; wine and make_regression, n 1000..5000, epsilon 0.1..1, 2 seeds): wine R^2 -1.0 ->
+#: -0.28 (n 1000, epsilon 0.3) and -0.13 -> 0.12 (n 2000, epsilon 1), make_regression within
+#: 0.05 of c = 1 from n 2000 at epsilon 1 (0.45 against 0.55 at n 1000).
+STEP_C = {"classification": 1.0, "squared": 0.25}
 #: ``kappa="auto"``: the schedule assumes the condition number ``min(L / mu, (T / KAPPA_C)^2)``,
 #: so the momentum damps within the T steps run (see :func:`horizon_kappa`).
 KAPPA_C = 3.0
@@ -79,6 +86,14 @@ def horizon_steps(n, rho, cap, loss_id=None):
     c = HORIZON_C["squared" if loss_id == SQUARED else "classification"]
     T = int(round(c * math.sqrt(n * math.sqrt(2.0 * rho))))
     return int(min(cap, max(HORIZON_MIN, T)))
+
+
+def step_multiplier(c, loss_id):
+    """The step multiplier ``c`` of ``alpha = c / L``: the parameter, or ("auto")
+    :data:`STEP_C` of the loss family (public)."""
+    if isinstance(c, str):
+        return STEP_C["squared" if loss_id == SQUARED else "classification"]
+    return float(c)
 
 
 def horizon_kappa(L, mu, T):
@@ -110,8 +125,9 @@ class _AcceleratedDPOptimizer(DPOptimizer):
             return int(self.max_iter)
         return _PRIVATE_MAX_ITER
 
-    def _schedule(self, L, mu, T, horizon=None):  # pragma: no cover - interface
-        """The schedule of T steps; ``horizon`` is the rule's T_1 under ``reselect_T="auto"``."""
+    def _schedule(self, L, mu, T, horizon=None, c=1.0):  # pragma: no cover - interface
+        """The schedule of T steps; ``horizon`` is the rule's T_1 under ``reselect_T="auto"``,
+        ``c`` the resolved step multiplier."""
         raise NotImplementedError
 
     def _total_steps(self, horizon):
@@ -144,7 +160,8 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         else:
             kappa = min(float(self.kappa), L / mu)
         mu = L / kappa  # the schedule's (and the bound's) strong convexity
-        full = self._schedule(L, mu, T_max, horizon)
+        c = step_multiplier(self.c, problem.loss.loss_id)
+        full = self._schedule(L, mu, T_max, horizon, c)
         E0 = (
             default_initial_gap(problem.loss, problem.n_outputs, problem.clip)
             if isinstance(self.E0, str) else float(self.E0)
@@ -171,7 +188,7 @@ class _AcceleratedDPOptimizer(DPOptimizer):
             "kappa": kappa,
             "bound": bound,
             "E0": E0,
-            "c": float(self.c),
+            "c": c,
         }
         if self.mechanism == "laplace":
             scales, event, eps_t = calibrate_laplace(shares, budget.epsilon, q, S1)
@@ -328,9 +345,11 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
     batch_size : None, int or float, default=None
         None: full batch. An int: the expected Poisson batch size. A float in (0, 1]: the
         Poisson sampling rate.
-    c : float, default=1.0
-        Step multiplier: ``alpha = c / L`` (the theory needs ``c <= 1``). Public: the schedule,
-        T* and the allocation depend on it; never derive it from the private data.
+    c : "auto" or float, default="auto"
+        Step multiplier: ``alpha = c / L`` (the theory needs ``c <= 1``). "auto": 1 for the
+        classification losses, 0.25 for the squared loss (fitted on public development data,
+        :data:`STEP_C`). Public: the schedule, T* and the allocation depend on it; never derive
+        it from the private data.
     allocation : {"optimal", "uniform"}, default="optimal"
         How the budget is divided among the steps.
     reselect_T : "auto" or bool, default="auto"
@@ -370,7 +389,7 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
     _parameter_constraints: dict = dict(_COMMON_CONSTRAINTS)
 
     def __init__(
-        self, max_iter=None, batch_size=None, c=1.0, allocation="optimal", reselect_T="auto",
+        self, max_iter=None, batch_size=None, c="auto", allocation="optimal", reselect_T="auto",
         kappa="auto", E0="auto", mechanism="gaussian", tol=None,
     ):
         self.max_iter = max_iter
@@ -383,5 +402,5 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
         self.mechanism = mechanism
         self.tol = tol
 
-    def _schedule(self, L, mu, T, horizon=None):
-        return nag_schedule(T, L, mu, float(self.c))
+    def _schedule(self, L, mu, T, horizon=None, c=1.0):
+        return nag_schedule(T, L, mu, c)

@@ -32,9 +32,11 @@ _VARIANTS = ("secret_dual", "paper")
 
 #: ``update_clip="auto"`` (:func:`auto_update_clip`): the clip is ``min(CLIP_MAX, n sqrt(2 rho) /
 #: CLIP_SNR)`` times the natural size of one dual update, per loss family. Fitted on public
-#: development data (``benchmarks/dev_rules_scd_accelerated.py``, docs/optimizers/dp_scd.rst).
+#: development data (``benchmarks/dev_rules_scd_accelerated.py``, docs/optimizers/dp_scd.rst);
+#: the logistic pair refitted from (3, 60) on the development part of
+#: ``benchmarks/bench_defaults.py`` (``benchmarks/dev_rules_h17.py scd``/``scd2``).
 CLIP_MAX = {"logistic": 3.0, "squared_hinge": 1.0, "squared": 1.0}
-CLIP_SNR = {"logistic": 60.0, "squared_hinge": 240.0, "squared": 400.0}
+CLIP_SNR = {"logistic": 120.0, "squared_hinge": 240.0, "squared": 400.0}
 #: The dual scale of the squared loss, as a fraction of the residual clip tau: tau / 8 is one
 #: median absolute deviation of y under the default private target bounds (tau = 2 half-range,
 #: half-range = 4 MAD), the typical size of a residual, i.e. of a dual variable.
@@ -130,7 +132,7 @@ class DPSCD(DPOptimizer):
         docs/optimizers/dp_scd.rst): ``min(cap, n sqrt(2 rho) / k)`` times the natural size
         ``scale * lam n / (lam n + L R^2)`` of one dual step, where rho is the zCDP of the
         Gaussian meeting (epsilon, delta); ``scale`` is 1 (logistic, multinomial, squared hinge)
-        or ``tau / 8`` (squared loss, tau the residual clip); ``(cap, k)`` is (3, 60) for the
+        or ``tau / 8`` (squared loss, tau the residual clip); ``(cap, k)`` is (3, 120) for the
         logistic losses, (1, 240) for the squared hinge, (1, 400) for the squared loss; capped
         at the largest possible update.
     variant : {"secret_dual", "paper"}, default="secret_dual"

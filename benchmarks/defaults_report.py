@@ -1,0 +1,273 @@
+"""Issue 15's criteria, counted on the defaults grid of ``bench_defaults.py`` (before / after).
+
+Run: ``python benchmarks/defaults_report.py --after a.csv b.csv ... --before c.csv ...
+[--changed logistic:dp_scd ridge:dp_gdws] --out defaults_h17``.
+
+The grid is run in pieces (``bench_defaults.py --datasets ... --n ... --out ...``). ``--after``
+lists the pieces at the current rules (a csv, or the log of a run stopped before it wrote
+one: its complete groups); where one cell appears in several pieces the later one
+wins. ``--before`` lists pieces run at the previous rules for the estimator:optimizer pairs of
+``--changed`` only (the other pairs' code did not change, so their before equals their after).
+Writes ``results/<out>.csv``/``.md``/``_<estimator>.png`` (the after grid: one table and one plot
+per estimator, development and held-out parts separate) and ``results/<out>_criteria.md``:
+
+* (a) below the majority / zero-R^2 baseline at epsilon >= 0.3 and n >= 1000;
+* (b) more than 1 point of accuracy (0.02 R^2) below the Opacus anchor;
+* (c) the estimator's default optimizer below the anchor;
+* (d) dp_masg equal to dp_nag_opt (mean scores within 1e-9), and within half a point;
+
+counted per part, before and after, on the cells both grids have (mean over seeds).
+"""
+
+import argparse
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import bench_defaults as bd  # noqa: E402
+
+KEY = ("part", "dataset", "estimator", "method", "n", "eps", "seed")
+
+
+_LINE = re.compile(r"^(\S+)\s+n=(\d+)\s+eps=(\S+)\s+seed=(\d+) (\S+)\s+(\S+)\s+(\S+) "
+                   r"\(opacus (\S+), base (\S+), (\S+)s\)")
+
+
+def rows_from_log(path):
+    """The rows of a bench_defaults run that was stopped before it wrote its csv, from its log:
+    only the (data, n, epsilon, seed, estimator) groups whose optimizers all finished; the anchor
+    and scikit-learn scores from the cache (full precision), the baseline recomputed."""
+    cache = json.loads(bd.CACHE.read_text())
+    groups = {}
+    for line in open(path):
+        m = _LINE.match(line.strip())
+        if m:
+            ds, n, eps, seed, est, opt, score, _, _, dt = m.groups()
+            groups.setdefault((ds, int(n), float(eps), int(seed), est), {})[opt] = (float(score), float(dt))
+    rows = []
+    for (ds, n, eps, seed, est), fits in groups.items():
+        if set(fits) != set(bd.OPTIMIZERS):
+            continue  # the run stopped inside this group
+        task, _, y_tr, _, y_te = bd.subsample(ds, n, seed)
+        part = "heldout" if ds in bd.HELDOUT else "dev"
+        common = dict(part=part, dataset=ds, task=task, estimator=est, n=n, seed=seed)
+        op = cache[f"opacus|{ds}|{n}|{eps}|{seed}|{json.dumps(bd.opacus_config(n), sort_keys=True)}"]
+        rows.append(dict(common, method="opacus", eps=eps, score=op[0], eps_spent=op[1], seconds=op[2]))
+        rows.append(dict(common, method="baseline", eps=math.inf, score=bd.baseline_score(task, y_tr, y_te),
+                         eps_spent=0.0, seconds=0.0))
+        rows.append(dict(common, method="sklearn", eps=math.inf, score=cache[f"sklearn|{ds}|{n}|{seed}|{est}"],
+                         eps_spent=math.inf, seconds=0.0))
+        for opt, (score, dt) in fits.items():
+            rows.append(dict(common, method=opt, eps=eps, score=score, eps_spent=math.nan, seconds=dt))  # not logged
+    return rows
+
+
+def _load(paths):
+    rows = {}
+    for p in paths:
+        for r in (rows_from_log(p) if str(p).endswith(".log") else bd.read_csv(Path(p))):
+            rows[tuple(r[k] for k in KEY)] = r
+    return rows
+
+
+def merge(after_paths, before_paths, changed):
+    after = _load(after_paths)
+    before = {k: r for k, r in after.items() if (k[2], k[3]) not in changed}
+    groups = {(k[0], k[1], k[2], k[4], k[6]) for k in after}  # the seeds the after grid has
+    for k, r in _load(before_paths).items():
+        if (k[2], k[3]) in changed and (k[0], k[1], k[2], k[4], k[6]) in groups:
+            before[k] = r
+    return list(after.values()), list(before.values())
+
+
+def criteria(rows):
+    """{part: {criterion: [failing (est, method, dataset, n, eps, gap)], total: n}}."""
+    out = {}
+    for (part, est), cells in bd.summarise(rows).items():
+        tol = 0.01 if bd.ESTIMATORS[est][1] == "classification" else 0.02
+        default = bd.ESTIMATORS[est][2]
+        o = out.setdefault(part, {c: [] for c in "abcd"} | {f"{c}_total": 0 for c in "abcd"}
+                           | {"d_close": []})
+        for (ds, n, eps), c in cells.items():
+            for m in bd.OPTIMIZERS:
+                if m not in c:
+                    continue
+                s, a = c[m], c.get("opacus", float("nan"))
+                if eps >= 0.3 and n >= 1000:
+                    o["a_total"] += 1
+                    if s < c["baseline"]:
+                        o["a"].append((est, m, ds, n, eps, s - c["baseline"]))
+                if a == a:
+                    o["b_total"] += 1
+                    if s < a - tol:
+                        o["b"].append((est, m, ds, n, eps, s - a))
+                    if m == default:
+                        o["c_total"] += 1
+                        if s < a:
+                            o["c"].append((est, m, ds, n, eps, s - a))
+            if "dp_masg" in c and "dp_nag_opt" in c:
+                o["d_total"] += 1
+                diff = c["dp_masg"] - c["dp_nag_opt"]
+                if abs(diff) < 1e-9:
+                    o["d"].append((est, "dp_masg", ds, n, eps, diff))
+                elif abs(diff) < 0.005:
+                    o["d_close"].append((est, "dp_masg", ds, n, eps, diff))
+    return out
+
+
+def _common(after, before):
+    keys = {(r["part"], r["dataset"], r["estimator"], r["method"], r["n"], r["eps"]) for r in before}
+    keep = {(r["part"], r["dataset"], r["estimator"], r["method"], r["n"], r["eps"]) for r in after} & keys
+    f = [r for r in after if (r["part"], r["dataset"], r["estimator"], r["method"], r["n"], r["eps"]) in keep]
+    g = [r for r in before if (r["part"], r["dataset"], r["estimator"], r["method"], r["n"], r["eps"]) in keep]
+    return f, g
+
+
+def _by_pair(fails):
+    out = {}
+    for est, m, *_ in fails:
+        out[(est, m)] = out.get((est, m), 0) + 1
+    return ", ".join(f"{e} {m} {k}" for (e, m), k in sorted(out.items()))
+
+
+def criteria_markdown(after, before, changed):
+    ca, cb = criteria(after), criteria(before)
+    fa, fb = _common(after, before)
+    ca_c, cb_c = criteria(fa), criteria(fb)
+    names = {"a": "(a) below the baseline (eps >= 0.3, n >= 1000)",
+             "b": "(b) > 1 point (0.02 R^2) below Opacus",
+             "c": "(c) default optimizer below Opacus",
+             "d": "(d) dp_masg identical to dp_nag_opt"}
+    lines = ["# Issue 15 criteria on the defaults grid", "",
+             "Failing cells (optimizer x cell, mean over seeds) per criterion. *before/after on the "
+             "common cells*: the cells both grids have (the before grid differs from the after one "
+             f"only in the pairs {', '.join(f'{e}:{m}' for e, m in sorted(changed))}). *after, whole grid*: "
+             "every cell of the after grid.", ""]
+    for part in ("dev", "heldout"):
+        if part not in ca:
+            continue
+        lines += [f"## {'development' if part == 'dev' else 'held-out'} part", "",
+                  "| criterion | before (common cells) | after (common cells) | after, whole grid | after: failing pairs |",
+                  "|---|---|---|---|---|"]
+        for c in "abcd":
+            b = cb_c.get(part, {})
+            a = ca_c.get(part, {})
+            lines.append(
+                f"| {names[c]} | {len(b.get(c, []))} / {b.get(c + '_total', 0)} | "
+                f"{len(a.get(c, []))} / {a.get(c + '_total', 0)} | {len(ca[part][c])} / {ca[part][c + '_total']} | "
+                f"{_by_pair(ca[part][c])} |")
+        lines.append(f"| dp_masg within half a point of dp_nag_opt (not identical) | "
+                     f"{len(cb_c.get(part, {}).get('d_close', []))} | {len(ca_c.get(part, {}).get('d_close', []))} | "
+                     f"{len(ca[part]['d_close'])} / {ca[part]['d_total']} | |")
+        lines.append("")
+        worst = sorted(ca[part]["b"], key=lambda x: x[5])[:15]
+        if worst:
+            lines += ["Largest gaps to Opacus (criterion b, after):", "",
+                      "| estimator | optimizer | data | n | eps | gap |", "|---|---|---|---|---|---|"]
+            lines += [f"| {e} | {m} | {ds} | {n} | {eps:g} | {g:+.3f} |" for e, m, ds, n, eps, g in worst]
+            lines.append("")
+        cfail = sorted(ca[part]["c"], key=lambda x: x[5])
+        if cfail:
+            lines += ["Default optimizer below Opacus (criterion c, after):", "",
+                      "| estimator | optimizer | data | n | eps | gap |", "|---|---|---|---|---|---|"]
+            lines += [f"| {e} | {m} | {ds} | {n} | {eps:g} | {g:+.3f} |" for e, m, ds, n, eps, g in cfail]
+            lines.append("")
+        afail = sorted(ca[part]["a"], key=lambda x: x[5])
+        if afail:
+            lines += ["Below the baseline (criterion a, after):", "",
+                      "| estimator | optimizer | data | n | eps | score - baseline |", "|---|---|---|---|---|---|"]
+            lines += [f"| {e} | {m} | {ds} | {n} | {eps:g} | {g:+.3f} |" for e, m, ds, n, eps, g in afail]
+            lines.append("")
+    return "\n".join(lines)
+
+
+def pick_table(rows):
+    """For the docs: per estimator, n range and epsilon, each optimizer's mean distance to the
+    best of the six in the cell, over the data sets of both parts (accuracy; R^2 for ridge),
+    best first."""
+    table = bd.summarise(rows)
+    buckets = ((0, 999, "n < 1000"), (1000, 2000, "1000-2000"), (2001, 10000, "5000-10k"),
+               (10001, 10**9, "30k"))
+    lines = []
+    for est in bd.ESTIMATORS:
+        cells = {k: v for (part, e), cs in table.items() if e == est for k, v in cs.items()}
+        if not cells:
+            continue
+        lines += [f"{est}:", ""]
+        for lo, hi, label in buckets:
+            for eps in sorted({k[2] for k in cells}):
+                sel = [c for (ds, n, e), c in cells.items() if lo <= n <= hi and e == eps
+                       and all(m in c for m in bd.OPTIMIZERS)]
+                if not sel:
+                    continue
+                # regret: the distance to the best of the six in each cell, averaged (Opacus's
+                # regression anchor collapses at small n and would swamp a gap to it)
+                gaps = {m: float(sum(c[m] - max(c[o] for o in bd.OPTIMIZERS) for c in sel) / len(sel))
+                        for m in bd.OPTIMIZERS}
+                order = sorted(gaps, key=lambda m: -gaps[m])
+                lines.append(f"  {label:10s} eps {eps:<4g} ({len(sel)} cells): " +
+                             ", ".join(f"{m} {gaps[m]:+.3f}" for m in order))
+        lines.append("")
+    return "\n".join(lines)
+
+
+def rst_tables(rows):
+    """The docs' table per estimator (reStructuredText list-tables): for each n and epsilon, each
+    optimizer's mean distance to the best of the six over the data sets with that n (both
+    parts), and the median of (best of the six - Opacus)."""
+    table = bd.summarise(rows)
+    out = []
+    for est in bd.ESTIMATORS:
+        cells = {k: v for (part, e), cs in table.items() if e == est for k, v in cs.items()}
+        if not cells:
+            continue
+        out += [f".. list-table:: {est}: mean distance to the best optimizer of the cell "
+                "(0 = best on every data set)", "   :header-rows: 1", "",
+                "   * - n", "     - eps", "     - data sets"]
+        out += [f"     - {m}" for m in bd.OPTIMIZERS] + ["     - best - Opacus (median)"]
+        for n in sorted({k[1] for k in cells}):
+            for eps in sorted({k[2] for k in cells}):
+                sel = [(ds, c) for (ds, nn, e), c in cells.items() if nn == n and e == eps
+                       and all(m in c for m in bd.OPTIMIZERS) and "opacus" in c]
+                if not sel:
+                    continue
+                best = [max(c[m] for m in bd.OPTIMIZERS) for _, c in sel]
+                d = {m: sum(c[m] - b for (_, c), b in zip(sel, best)) / len(sel) for m in bd.OPTIMIZERS}
+                top = max(d.values())
+                vs = sorted(b - c["opacus"] for (_, c), b in zip(sel, best))
+                med = vs[len(vs) // 2] if len(vs) % 2 else (vs[len(vs) // 2 - 1] + vs[len(vs) // 2]) / 2
+                out += [f"   * - {n}", f"     - {eps:g}", f"     - {', '.join(sorted(ds for ds, _ in sel))}"]
+                out += [f"     - **{d[m]:+.3f}**" if d[m] == top else f"     - {d[m]:+.3f}" for m in bd.OPTIMIZERS]
+                out.append(f"     - {med:+.3f}")
+        out.append("")
+    return "\n".join(out)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--after", nargs="+", required=True)
+    p.add_argument("--before", nargs="*", default=[])
+    p.add_argument("--changed", nargs="*", default=["logistic:dp_scd", "ridge:dp_gdws"])
+    p.add_argument("--out", default="defaults_h17")
+    args = p.parse_args(argv)
+    changed = {tuple(c.split(":")) for c in args.changed}
+    after, before = merge(args.after, args.before, changed)
+    for path in bd.write(after, list(bd.OPTIMIZERS), args.out):
+        print("wrote", path)
+    if args.before:
+        bd.write(before, list(bd.OPTIMIZERS), args.out + "_before")
+    crit = bd.RESULTS / f"{args.out}_criteria.md"
+    crit.write_text(criteria_markdown(after, before, changed) + "\n## Mean distance to the best optimizer "
+                    "of the cell, by n and epsilon (all data sets of both parts, best first)\n\n```\n" + pick_table(after) + "\n```\n")
+    print("wrote", crit)
+    rst = bd.RESULTS / f"{args.out}_tables.rst"
+    rst.write_text(rst_tables(after))
+    print("wrote", rst)
+
+
+if __name__ == "__main__":
+    main()
