@@ -25,7 +25,9 @@ from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._defaults import budget_rho, gdws_steps
-from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
+from ._glm import (
+    block_gradient_sum, full_batch_oracle, gradient_workspace, thread_mode, threads_allowed,
+)
 from ._step_parts import batch_rate, draw_batch
 from ._loops import distributed_oracle, gdws_full_batch
 
@@ -228,9 +230,11 @@ class DPGDWS(DPOptimizer):
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
         oracle = distributed_oracle(problem, q >= 1.0, self.name)  # None in memory
+        if oracle is None and q >= 1.0:  # full batch in memory: one small kernel, no fused loop
+            oracle = full_batch_oracle(problem, threads)
 
         def run_chunk(start, stop):
-            if oracle is not None:  # rows on Dask workers: the same steps in Python
+            if oracle is not None:  # full batch (in memory or on Dask): the steps in Python
                 gdws_full_batch(
                     oracle, w, problem.lam, stop - start, 1.0 / problem.n_samples, step,
                     smoothing, mech, noise_scale, rng, trace[start:stop], replay is not None, u,

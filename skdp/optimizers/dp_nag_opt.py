@@ -34,7 +34,7 @@ from ._allocation import (
 )
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import thread_mode, threads_allowed
+from ._glm import full_batch_oracle, thread_mode, threads_allowed
 from ._loops import distributed_oracle, nesterov_full_batch
 from ._nesterov import nesterov_kernel
 from ._step_parts import batch_rate
@@ -233,9 +233,11 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         scales = np.ascontiguousarray(scales, dtype=np.float64)
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
         oracle = distributed_oracle(problem, q >= 1.0, self.name)  # None in memory
+        if oracle is None and q >= 1.0:  # full batch in memory: one small kernel, no fused loop
+            oracle = full_batch_oracle(problem, threads)
 
         def run_chunk(start, stop):
-            if oracle is not None:  # rows on Dask workers: the same steps in Python
+            if oracle is not None:  # full batch (in memory or on Dask): the steps in Python
                 nesterov_full_batch(
                     oracle, w, problem.lam, 1.0 / problem.n_samples, schedule.alpha[start:stop],
                     schedule.beta[start:stop], schedule.restart[start:stop], mech,

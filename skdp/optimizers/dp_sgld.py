@@ -29,7 +29,9 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._defaults import MAX_STEPS, MIN_STEPS, budget_rho, noisy_gd_time, steps_for_time
-from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
+from ._glm import (
+    block_gradient_sum, full_batch_oracle, gradient_workspace, thread_mode, threads_allowed,
+)
 from ._step_parts import batch_rate, draw_batch
 from ._loops import distributed_oracle, sgld_full_batch
 
@@ -456,9 +458,11 @@ class DPSGLD(DPOptimizer):
         record_trace = record_trace or replay is not None
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
         oracle = distributed_oracle(problem, sampling == FULL, self.name)  # None in memory
+        if oracle is None and sampling == FULL:  # in memory: one small kernel, no fused loop
+            oracle = full_batch_oracle(problem, threads)
 
         def run_chunk(start, stop):
-            if oracle is not None:  # rows on Dask workers: the same steps in Python
+            if oracle is not None:  # full batch (in memory or on Dask): the steps in Python
                 sgld_full_batch(
                     oracle, w, problem.lam, etas[start:stop], 1.0 / m_pub, sigma,
                     sigma * math.sqrt(2.0 / problem.lam) if init else 0.0, radius, rng,
