@@ -30,7 +30,8 @@ from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._defaults import MAX_STEPS, MIN_STEPS, budget_rho, noisy_gd_time, steps_for_time
 from ._glm import (
-    block_gradient_sum, full_batch_oracle, gradient_workspace, thread_mode, threads_allowed,
+    block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
+    threads_allowed,
 )
 from ._step_parts import batch_rate, draw_batch
 from ._loops import distributed_oracle, sgld_full_batch
@@ -461,6 +462,9 @@ class DPSGLD(DPOptimizer):
         if oracle is None and sampling == FULL:  # in memory: one small kernel, no fused loop
             oracle = full_batch_oracle(problem, threads)
 
+        # the fused kernel (mini-batches) on 1-D targets compiles the scalar gradient path alone
+        Y = scalar_targets(problem.Y, problem.loss.loss_id) if oracle is None else None
+
         def run_chunk(start, stop):
             if oracle is not None:  # full batch (in memory or on Dask): the steps in Python
                 sgld_full_batch(
@@ -471,7 +475,7 @@ class DPSGLD(DPOptimizer):
                 )
                 return
             _sgld_kernel(
-                problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
+                problem.rows, Y, w, problem.loss.loss_id, problem.clip, problem.lam,
                 etas[start:stop], sampling, batch_rate(q), 1.0 / m_pub, sigma,
                 sigma * math.sqrt(2.0 / problem.lam) if init else 0.0, radius, rng, perm,
                 trace[start:stop], replay is not None, start == 0, threads,
