@@ -163,7 +163,7 @@ MAX_BLOCKS = 64
 PARTIAL_BUDGET = 1 << 20
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def n_blocks(m, D):
     """Blocks of the layout for m rows and D parameters (a function of m and D only)."""
     nb = m // BLOCK_ROWS
@@ -232,14 +232,25 @@ def _serial_block_sums(X, Y, w, idx, m, nb, loss_id, tau, partial):
 
 @overload(_serial_block_sums)
 def _serial_block_sums_impl(X, Y, w, idx, m, nb, loss_id, tau, partial):
+    if Y.ndim == 1:  # the scalar path called directly: fewer functions to compile
+        def scalar(X, Y, w, idx, m, nb, loss_id, tau, partial):
+            for b in range(nb):
+                part = partial[b]
+                part[:] = 0.0
+                _add_scalar_gradients(X, Y, w, idx, b * m // nb, (b + 1) * m // nb, loss_id, tau,
+                                      part)
+        return scalar
+
     def impl(X, Y, w, idx, m, nb, loss_id, tau, partial):
-        K = _n_outputs(Y)
+        K = Y.shape[1]
         z = np.empty(K)
         s = np.empty(K)
         for b in range(nb):
             part = partial[b]
             part[:] = 0.0
-            _add_rows(X, Y, w, idx, b * m // nb, (b + 1) * m // nb, loss_id, tau, part, z, s)
+            _add_clipped_gradients(
+                X, Y, w, idx, b * m // nb, (b + 1) * m // nb, loss_id, tau, part, z, s
+            )
     return impl
 
 
