@@ -46,7 +46,7 @@ def poisson_batch(rng, n, q, perm):
         perm[j] = perm[k]
         perm[k] = tmp
     # rows in increasing order read memory forwards (the subset, hence its law, is unchanged)
-    sort_inplace(perm[:m])  # a heapsort: numba's quicksort costs 1.5 s of compilation
+    sort_inplace(perm[:m])  # not perm[:m].sort(): numba's sort costs a second more to compile
     return m
 
 
