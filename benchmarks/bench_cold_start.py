@@ -203,8 +203,13 @@ def write(allres):
          "= the part of it numba spent compiling, *warm* = first fit of a later process (filled "
          "cache), *second* = second fit in the same process. One run each on a shared 2-core "
          "machine: compare the CPU times, since wall times grow with the load (the committed run "
-         "had a load average of about 15: its wall times are inflated several-fold). Targets: default <= 3 s cold, every case <= 5 s; `import skdp` <= 1.1 x "
-         "`import sklearn.linear_model`.", "",
+         "had a load average of 15-20: its wall times are inflated ten-fold, its CPU times by "
+         "perhaps 1.3x). *before*: the tree before issue 16's second round (commit b5ebfed; the "
+         "first round's figures are in the git history of this file), *after*: full-batch fits "
+         "in memory run the Python loops around the one gradient-sum kernel, 1-D targets, "
+         "Gaussian noise typed at compile time, sparse clipping in numpy. Targets: default "
+         "<= 3 s cold, every case <= 5 s; `import skdp` <= 1.1 x `import sklearn.linear_model`.",
+         "",
          "## import", "",
          "CPU time of the importing process (minus an empty interpreter's), and the wall time "
          "of `-X importtime`; minimum over fresh processes.", "",

@@ -129,120 +129,90 @@ def clip_sparse_rows(X, data_norm, intercept_scaling=None):
         X = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()), shape=(n, p))
         X.has_sorted_indices = False
         X.sum_duplicates()
-    data = np.asarray(X.data, dtype=np.float64)
+    nnz = int(X.indptr[-1])
+    data = np.asarray(X.data[:nnz], dtype=np.float64)
+    counts = np.diff(X.indptr)
+    values = data * np.repeat(_row_factors(data, X.indptr, counts, float(data_norm)), counts)
     if intercept_scaling is None:
         out = sp.csr_matrix((n, p))
-        out.data = _clipped_values(data, X.indptr, float(data_norm))
-        out.indices, out.indptr = X.indices, X.indptr
+        out.data, out.indices, out.indptr = values, X.indices[:nnz], X.indptr
         return out
-    index = index_dtype(X.nnz + n, p + 1)
+    index = index_dtype(nnz + n, p + 1)
+    ends = X.indptr[1:]
     out = sp.csr_matrix((n, p + 1))
-    out.data, out.indices, out.indptr = _clipped_with_constant_column(
-        data, X.indices.astype(index, copy=False), X.indptr.astype(index, copy=False),
-        float(data_norm), p, float(intercept_scaling),
-    )  # assigned, not passed to the constructor: no index-dtype conversion or copy
+    # assigned, not passed to the constructor: no index-dtype conversion or copy; the constant
+    # goes after each row's entries (empty rows included)
+    out.data = np.insert(values, ends, float(intercept_scaling))
+    out.indices = np.insert(X.indices[:nnz].astype(index, copy=False), ends, p)
+    out.indptr = X.indptr.astype(index) + np.arange(n + 1, dtype=index)
     return out
+
+
+# Sparse clipping is numpy on the stored entries (segment reductions over the rows), not numba:
+# a first sparse fit would otherwise compile its loops (about 2 s of that fit).
+
+_CORRUPTED = (
+    "the sparse matrix is corrupted: a column index outside [0, n_features) or a decreasing "
+    "indptr"
+)
+
+
+def _segment_reduce(ufunc, values, indptr, counts):
+    """``ufunc`` reduced over each row's stored entries (0 for an empty row)."""
+    out = np.zeros(counts.shape[0])
+    rows = np.flatnonzero(counts)
+    if rows.size:
+        # between two non-empty rows there are only empty ones: each segment is one row
+        out[rows] = ufunc.reduceat(values, indptr[rows].astype(np.intp))
+    return out
+
+
+def _row_factors(data, indptr, counts, bound):
+    """The factor that clips each row's stored entries to L2 norm ``bound``.
+
+    The norm is computed without overflow or underflow, as :func:`row_norms` does (rows whose
+    sum of squares left [_SMALL_SQ, inf) again, scaled by their largest absolute entry), and
+    compared with, and scaled to, ``clip_limit(bound, stored entries of the row)``.
+    """
+    with np.errstate(over="ignore", under="ignore"):  # such rows are computed again
+        sq = _segment_reduce(np.add, data * data, indptr, counts)
+    norms = np.sqrt(sq)
+    redo = np.flatnonzero(~(sq >= _SMALL_SQ) | np.isinf(sq))  # empty rows too: harmless
+    if redo.size:
+        scale = _segment_reduce(np.maximum, np.abs(data), indptr, counts)
+        scaled = data / np.repeat(np.where(scale > 0.0, scale, 1.0), counts)
+        sq2 = _segment_reduce(np.add, scaled * scaled, indptr, counts)
+        norms[redo] = scale[redo] * np.sqrt(sq2[redo])
+    limit = bound * (1.0 - (counts + 8.0) * _ULP)  # clip_limit(bound, count), row by row
+    f = np.ones(counts.shape[0])
+    clip = norms > limit
+    f[clip] = limit[clip] / norms[clip]
+    return f
 
 
 def _has_duplicates(indices, indptr, p):
     """Whether some row of a CSR matrix stores a column twice; raises on indices outside
-    [0, p) or a decreasing ``indptr`` (a corrupted matrix, never clipped)."""
-    code = _duplicate_scan(indices, indptr, p)
-    if code < 0:
-        raise ValueError(
-            "the sparse matrix is corrupted: a column index outside [0, n_features) or a "
-            "decreasing indptr"
-        )
-    return code == 1
+    [0, p) or a decreasing ``indptr`` (a corrupted matrix, never clipped).
 
-
-@njit(cache=True, nogil=True)
-def _duplicate_scan(indices, indptr, p):
-    """1 if some row stores a column twice, 0 if none, -1 for an invalid index structure.
-
-    O(nnz) and no allocation for rows whose indices increase (the canonical layout); a row that
-    does not is checked on a sorted copy of its own indices (never an array of size p, which
-    can be huge for hashed features)."""
-    n_ptr = indptr.shape[0]
-    if n_ptr == 0 or indptr[0] != 0 or indptr[n_ptr - 1] > indices.shape[0]:
-        return -1
-    found = 0
-    for i in range(n_ptr - 1):
-        start, stop = indptr[i], indptr[i + 1]
-        if stop < start:
-            return -1
-        increasing = True
-        for r in range(start, stop):
-            j = indices[r]
-            if j < 0 or j >= p:
-                return -1
-            if r > start and j <= indices[r - 1]:
-                increasing = False
-        if not increasing and found == 0:
-            row = np.sort(indices[start:stop])
-            for r in range(1, row.shape[0]):
-                if row[r] == row[r - 1]:
-                    found = 1
-                    break
-    return found
-
-
-@njit(cache=True, nogil=True)
-def _stored_norm(data, start, stop):
-    """L2 norm of ``data[start:stop]`` without overflow or underflow (see :func:`row_norms`)."""
-    s = 0.0
-    for r in range(start, stop):
-        s += data[r] * data[r]
-    if s >= _SMALL_SQ and s < np.inf:
-        return np.sqrt(s)
-    scale = 0.0
-    for r in range(start, stop):
-        scale = max(scale, abs(data[r]))
-    if scale == 0.0:
-        return 0.0
-    s = 0.0
-    for r in range(start, stop):
-        v = data[r] / scale
-        s += v * v
-    return scale * np.sqrt(s)
-
-
-@njit(cache=True, nogil=True)
-def _row_factor(data, start, stop, bound):
-    nrm = _stored_norm(data, start, stop)
-    limit = clip_limit(bound, stop - start)
-    return limit / nrm if nrm > limit else 1.0
-
-
-@njit(cache=True, nogil=True)
-def _clipped_values(data, indptr, bound):
-    out = np.empty_like(data)
-    for i in range(indptr.shape[0] - 1):
-        f = _row_factor(data, indptr[i], indptr[i + 1], bound)
-        for r in range(indptr[i], indptr[i + 1]):
-            out[r] = data[r] * f
-    return out
-
-
-@njit(cache=True, nogil=True)
-def _clipped_with_constant_column(data, indices, indptr, bound, p, value):
+    O(nnz), vectorised, for rows whose indices increase (the canonical layout); the entries
+    of the other rows are sorted by (row, column) to find a repeated pair."""
     n = indptr.shape[0] - 1
-    new_data = np.empty(data.shape[0] + n)
-    new_indices = np.empty(data.shape[0] + n, dtype=indices.dtype)
-    new_indptr = np.empty(n + 1, dtype=indptr.dtype)
-    new_indptr[0] = 0
-    k = 0
-    for i in range(n):
-        f = _row_factor(data, indptr[i], indptr[i + 1], bound)
-        for r in range(indptr[i], indptr[i + 1]):
-            new_data[k] = data[r] * f
-            new_indices[k] = indices[r]
-            k += 1
-        new_data[k] = value
-        new_indices[k] = p
-        k += 1
-        new_indptr[i + 1] = k
-    return new_data, new_indices, new_indptr
+    if n < 0 or indptr[0] != 0 or indptr[-1] > indices.shape[0] or np.any(np.diff(indptr) < 0):
+        raise ValueError(_CORRUPTED)
+    cols = indices[: indptr[-1]]
+    if cols.size and (cols.min() < 0 or cols.max() >= p):
+        raise ValueError(_CORRUPTED)
+    ok = np.diff(cols) > 0
+    starts = indptr[1:-1]
+    ok[starts[(starts > 0) & (starts < cols.size)] - 1] = True  # a row starts anywhere
+    if ok.all():
+        return False
+    row = np.repeat(np.arange(n), np.diff(indptr))
+    keep = np.isin(row, row[1:][~ok])  # the entries of the rows whose indices do not increase
+    r, c = row[keep], cols[keep].astype(np.int64)
+    order = np.lexsort((c, r))
+    r, c = r[order], c[order]
+    return bool(np.any((r[1:] == r[:-1]) & (c[1:] == c[:-1])))
 
 
 def make_rows(X, weight=None):

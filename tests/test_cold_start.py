@@ -1,12 +1,14 @@
-"""Cold start: ``import skdp`` imports no numba, a first fit that compiles says so once, and a
-full-batch fit compiles no Poisson sampler."""
+"""Cold start: ``import skdp`` imports no numba, a first fit that compiles says so once, a
+full-batch fit compiles the gradient sum alone, and a mini-batch fit no more than it uses."""
 
+import json
 import logging
 import os
 import subprocess
 import sys
 import textwrap
 
+import numpy as np
 import pytest
 
 from skdp import _compile_notice
@@ -71,23 +73,74 @@ def test_compile_notice_is_silent_without_a_compile(monkeypatch, caplog):
     assert not _compile_notice._announced
 
 
+def test_full_batch_fits_in_memory_compile_the_gradient_sum_only():
+    """dp_gdws, dp_nag_opt, dp_masg and dp_sgld in full batch (their default) run their steps in
+    Python around ``block_gradient_sum``: no fused optimizer kernel is compiled or loaded, no
+    jitted noise sampler either, and binary targets reach the sum 1-D (its scalar path alone).
+    Outermost dispatchers only: they count a kernel loaded from the cache too."""
+    out = _run("""
+        import json, warnings
+        import numpy as np
+        from skdp import DPLogisticRegression
+        from skdp.optimizers import _glm, _nesterov, dp_gdws, dp_sgld
+        from skdp.privacy import noise
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((300, 4)); y = (X[:, 0] > 0).astype(int)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name in ("dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld"):
+                DPLogisticRegression(optimizer=name, random_state=0).fit(X, y)
+        fused = [dp_gdws._dp_gdws_kernel, _nesterov.nesterov_kernel, dp_sgld._sgld_kernel,
+                 noise.add_noise, noise.add_gaussian_noise]
+        sums = _glm.block_gradient_sum.signatures
+        print(json.dumps({"fused": [len(k.signatures) for k in fused],
+                          "target_ndim": [s[1].ndim for s in sums]}))
+    """)
+    res = json.loads(out.strip().splitlines()[-1])
+    assert res["fused"] == [0, 0, 0, 0, 0]
+    assert res["target_ndim"] == [1]
+
+
+def test_the_kernel_sort_sorts_like_numpy():
+    """The quicksort that replaces numba's (a second of compilation less) sorts like np.sort,
+    the orders that trouble a quicksort included."""
+    from skdp._sorting import sort_inplace
+
+    rng = np.random.default_rng(0)
+    for m in (0, 1, 2, 3, 15, 16, 17, 256, 1001, 20000):
+        for dtype in (np.int64, np.int32):
+            for a in (rng.integers(-50, 50, m), rng.permutation(m), np.arange(m),
+                      np.arange(m)[::-1], np.zeros(m)):
+                a = a.astype(dtype)
+                expected = np.sort(a)
+                sort_inplace(a)
+                np.testing.assert_array_equal(a, expected)
+            b = rng.permutation(3 * m).astype(dtype)
+            expected = np.concatenate([np.sort(b[:m]), b[m:]])
+            sort_inplace(b[:m])  # in place on a slice, as poisson_batch sorts perm[:m]
+            np.testing.assert_array_equal(b, expected)
+
+
 @pytest.mark.slow
-def test_full_batch_fit_compiles_no_poisson_sampler(tmp_path):
-    """A full-batch private fit (the default) leaves the Poisson sampler uncompiled; a
-    mini-batch fit compiles it. In a fresh process with an empty numba cache (a kernel loaded
-    from the cache compiles none of the functions it calls)."""
+def test_mini_batch_fit_compiles_what_it_uses_only(tmp_path):
+    """A full-batch private fit (the default) leaves the Poisson sampler uncompiled; a Gaussian
+    mini-batch fit of a binary model compiles the sampler, but neither the Laplace sampler nor
+    the vector (multi-output) gradient path. In a fresh process with an empty numba cache (a
+    kernel loaded from the cache compiles none of the functions it calls)."""
     out = _run("""
         import numpy as np
         from skdp import DPGDWS, DPLogisticRegression
-        from skdp.optimizers._glm import poisson_batch
+        from skdp.optimizers._glm import _add_clipped_gradients, poisson_batch
+        from skdp.privacy.noise import add_laplace_noise
         rng = np.random.default_rng(0)
         X = rng.standard_normal((200, 3)); y = (X[:, 0] > 0).astype(int)
         DPLogisticRegression(random_state=0).fit(X, y)
         print(len(poisson_batch.signatures))
         DPLogisticRegression(optimizer=DPGDWS(batch_size=50), random_state=0).fit(X, y)
-        print(len(poisson_batch.signatures))
+        print(len(poisson_batch.signatures), len(add_laplace_noise.signatures),
+              len(_add_clipped_gradients.signatures))
     """, NUMBA_CACHE_DIR=str(tmp_path))
-    assert out.split() == ["0", "1"]
+    assert out.split() == ["0", "1", "0", "0"]
 
 
 @pytest.mark.slow

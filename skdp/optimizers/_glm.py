@@ -19,12 +19,14 @@ from .._rows import (
     DenseRows, SparseRows, add_example_gradient, axpy_row, design_kind, dot_row, margins,
     row_weight,
 )
+from .._sorting import sort_inplace
 from ..losses import MULTINOMIAL, clip_vector, huber_value, loss_derivative, scalar_derivative
 
 __all__ = [
     "poisson_batch", "clipped_gradient_sum", "block_gradient_sum", "gradient_workspace",
     "n_blocks", "threads_allowed", "thread_mode", "SERIAL", "THREADED", "value_and_gradient",
-    "example_derivative", "dot_row", "axpy_row", "add_example_gradient",
+    "example_derivative", "dot_row", "axpy_row", "add_example_gradient", "full_batch_oracle",
+    "scalar_targets",
 ]
 
 
@@ -44,7 +46,7 @@ def poisson_batch(rng, n, q, perm):
         perm[j] = perm[k]
         perm[k] = tmp
     # rows in increasing order read memory forwards (the subset, hence its law, is unchanged)
-    perm[:m].sort()
+    sort_inplace(perm[:m])  # not perm[:m].sort(): numba's sort costs a second more to compile
     return m
 
 
@@ -72,16 +74,71 @@ def _add_clipped_gradients(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
     """out += the weighted clipped per-example gradients of the rows idx[start:stop], in order."""
     K = Y.shape[1]
     if K == 1 and loss_id != MULTINOMIAL:  # scalar fast path (vectorised dot and axpy)
-        for r in range(start, stop):
-            i = idx[r]
-            d = row_weight(X, i) * scalar_derivative(loss_id, dot_row(X, i, w), Y[i, 0], tau)
-            if d != 0.0:
-                axpy_row(X, i, d, out)
+        _add_scalar_gradients(X, Y, w, idx, start, stop, loss_id, tau, out)
         return
     for r in range(start, stop):
         i = idx[r]
         example_derivative(X, Y, w, i, loss_id, tau, z, s)
         add_example_gradient(X, i, s, K, row_weight(X, i), out)
+
+
+@njit(cache=True, nogil=True)
+def _add_scalar_gradients(X, Y, w, idx, start, stop, loss_id, tau, out):
+    """:func:`_add_clipped_gradients` for one output and a single-output loss (not
+    multinomial): ``Y`` of shape (n, 1), or (n,) (see :func:`scalar_targets`)."""
+    for r in range(start, stop):
+        i = idx[r]
+        d = row_weight(X, i) * scalar_derivative(loss_id, dot_row(X, i, w), _target(Y, i), tau)
+        if d != 0.0:
+            axpy_row(X, i, d, out)
+
+
+def _target(Y, i):
+    raise NotImplementedError("jitted only")
+
+
+@overload(_target)
+def _target_impl(Y, i):
+    if Y.ndim == 1:
+        return lambda Y, i: Y[i]
+    return lambda Y, i: Y[i, 0]
+
+
+def _add_rows(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
+    raise NotImplementedError("jitted only")
+
+
+@overload(_add_rows)
+def _add_rows_impl(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
+    # 1-D targets (:func:`scalar_targets`) are typed to the scalar path alone: a binary or
+    # regression fit compiles neither the vector losses nor the per-output loops.
+    if Y.ndim == 1:
+        def scalar(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
+            _add_scalar_gradients(X, Y, w, idx, start, stop, loss_id, tau, out)
+        return scalar
+
+    def vector(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
+        _add_clipped_gradients(X, Y, w, idx, start, stop, loss_id, tau, out, z, s)
+    return vector
+
+
+def _n_outputs(Y):
+    raise NotImplementedError("jitted only")
+
+
+@overload(_n_outputs)
+def _n_outputs_impl(Y):
+    if Y.ndim == 1:
+        return lambda Y: 1
+    return lambda Y: Y.shape[1]
+
+
+def scalar_targets(Y, loss_id):
+    """The targets as the gradient sums want them: a 1-D view of a one-output ``Y`` of a
+    single-output loss (their scalar path, compiled alone), else ``Y`` as it is."""
+    if Y.ndim == 2 and Y.shape[1] == 1 and loss_id != MULTINOMIAL:
+        return Y.reshape(-1)
+    return Y
 
 
 # -- the multi-core sum ------------------------------------------------------------------------
@@ -106,7 +163,7 @@ MAX_BLOCKS = 64
 PARTIAL_BUDGET = 1 << 20
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def n_blocks(m, D):
     """Blocks of the layout for m rows and D parameters (a function of m and D only)."""
     nb = m // BLOCK_ROWS
@@ -159,22 +216,31 @@ def _block_sums_threaded(X, Y, w, idx, m, nb, loss_id, tau, partial):
 
 @njit(cache=True, nogil=True, parallel=True)
 def _block_sums_parallel(F, Y, w, idx, m, nb, loss_id, tau, partial):
-    K = Y.shape[1]
+    K = _n_outputs(Y)
     for b in prange(nb):
         X = _unflat(F)
         z = np.empty(K)
         s = np.empty(K)
         part = partial[b]
         part[:] = 0.0
-        _add_clipped_gradients(X, Y, w, idx, b * m // nb, (b + 1) * m // nb, loss_id, tau, part, z, s)
+        _add_rows(X, Y, w, idx, b * m // nb, (b + 1) * m // nb, loss_id, tau, part, z, s)
 
 
 def _serial_block_sums(X, Y, w, idx, m, nb, loss_id, tau, partial):
     raise NotImplementedError("jitted only")
 
 
-@overload(_serial_block_sums, inline="always")
+@overload(_serial_block_sums)
 def _serial_block_sums_impl(X, Y, w, idx, m, nb, loss_id, tau, partial):
+    if Y.ndim == 1:  # the scalar path called directly: fewer functions to compile
+        def scalar(X, Y, w, idx, m, nb, loss_id, tau, partial):
+            for b in range(nb):
+                part = partial[b]
+                part[:] = 0.0
+                _add_scalar_gradients(X, Y, w, idx, b * m // nb, (b + 1) * m // nb, loss_id, tau,
+                                      part)
+        return scalar
+
     def impl(X, Y, w, idx, m, nb, loss_id, tau, partial):
         K = Y.shape[1]
         z = np.empty(K)
@@ -192,7 +258,7 @@ def _block_sums(threads, X, Y, w, idx, m, nb, loss_id, tau, partial):
     raise NotImplementedError("jitted only")
 
 
-@overload(_block_sums, inline="always")
+@overload(_block_sums)
 def _block_sums_impl(threads, X, Y, w, idx, m, nb, loss_id, tau, partial):
     # The choice is made when the kernel is typed, from the type of ``threads`` (see
     # :func:`thread_mode`), so that a kernel compiles the parallel loop (several seconds of
@@ -250,6 +316,32 @@ def block_gradient_sum(X, Y, w, idx, m, loss_id, tau, out, partial, threads):
 def gradient_workspace(n, D):
     """The ``partial`` work array of :func:`block_gradient_sum` for batches of up to n rows."""
     return np.empty((n_blocks(n, D), D))
+
+
+def full_batch_oracle(problem, threads):
+    """``w -> the sum over all rows of the weighted clipped per-example gradients at w`` of an
+    in-memory problem: :func:`block_gradient_sum` on the rows in order (the sum the fused
+    kernels compute at q = 1, the same bits), called from the Python loops of
+    :mod:`skdp.optimizers._loops`.
+
+    A full-batch fit then compiles this one kernel, not an optimizer loop with its noise and
+    trace: the step's other work is a few vector operations on length ``p * K``, microseconds
+    next to the pass over the rows. The returned vector is a buffer the next call overwrites.
+    ``threads`` is :data:`THREADED` or :data:`SERIAL` (see :func:`thread_mode`).
+    """
+    X = problem.rows
+    loss_id, tau = problem.loss.loss_id, float(problem.clip)
+    Y = scalar_targets(problem.Y, loss_id)
+    n, D = problem.n_samples, problem.dim
+    idx = np.arange(n, dtype=np.int64)
+    out = np.empty(D)
+    partial = np.empty((n_blocks.py_func(n, D), D))  # gradient_workspace, nothing to compile
+
+    def oracle(w):
+        block_gradient_sum(X, Y, w, idx, n, loss_id, tau, out, partial, threads)
+        return out
+
+    return oracle
 
 
 _FORKED = False

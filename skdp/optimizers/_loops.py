@@ -1,11 +1,13 @@
 """The full-batch loops of dp_gdws, dp_nag_opt / dp_masg and dp_sgld in Python, around an oracle.
 
-In memory the optimizers run their fused numba kernels. When the rows are not in this process (a
-fit on Dask, :mod:`skdp._dask`), a step needs one thing from the data: the sum of the weighted
-clipped per-example gradients at the current point, which the design computes where the rows
-live (``design.gradient_sum(w, loss_id, tau)``). These loops are the kernels' full-batch case
-(q = 1) step for step: the same gradient sum (up to the order of the floating-point sum over
-chunks), the noise of the step drawn in one call from the same generator stream
+A full-batch step needs one thing from the data: the sum of the weighted clipped per-example
+gradients at the current point. In memory it is one small numba kernel
+(:func:`~skdp.optimizers._glm.full_batch_oracle`, the only thing a full-batch fit compiles);
+when the rows are not in this process (a fit on Dask, :mod:`skdp._dask`), the design computes it
+where the rows live (``design.gradient_sum(w, loss_id, tau)``). The mini-batch fits run the
+optimizers' fused kernels, whose full-batch case (q = 1) these loops are step for step: the
+same gradient sum (on Dask up to the order of the floating-point sum over chunks), the noise of
+the step drawn in one call from the same generator stream
 (:func:`~skdp.privacy.noise.add_noise_bulk`), the same trace/replay and update arithmetic. So a
 fit with the same seed releases the same noise, and its privacy record is the same object.
 With Poisson mini-batches the oracle of :func:`poisson_oracle` draws the step's sample first,

@@ -13,9 +13,8 @@ At ``epsilon = inf`` both optimizers use the shared non-private solver
 import numpy as np
 from numba import njit
 
-from ..privacy.noise import add_noise
 from ._glm import block_gradient_sum, gradient_workspace
-from ._step_parts import draw_batch
+from ._step_parts import add_step_noise, draw_batch
 
 __all__ = ["nesterov_kernel"]
 
@@ -49,6 +48,8 @@ def nesterov_kernel(
     ``w_prev`` (the previous iterate, updated in place; None: ``w``, a fresh start) resumes a
     fit run in chunks, with the schedules and the trace sliced to the chunk's steps.
     ``threads``: the gradient sums may use several cores (same result, see ``_glm``).
+    ``mechanism``: GAUSSIAN or LAPLACE, or None for Gaussian noise with no Laplace sampler
+    compiled (see ``_step_parts.noise_mode``). ``Y`` may be 1-D (see ``_glm.scalar_targets``).
     """
     n = X.shape[0]
     D = w.shape[0]
@@ -72,7 +73,7 @@ def nesterov_kernel(
         if tracing:
             for j in range(g.shape[0]):
                 trace[t, 0, j] = g[j]
-        add_noise(rng, g, mechanism, noise_scale[t])
+        add_step_noise(rng, g, mechanism, noise_scale[t])
         if replay:  # release what the recorded run released (record/replay tests)
             for j in range(g.shape[0]):
                 g[j] = trace[t, 1, j]

@@ -8,6 +8,9 @@ compiles expensively:
   default estimator's compile time), while ``q`` a float draws the Poisson batch of
   :func:`~skdp.optimizers._glm.poisson_batch`. Each fit compiles only the case it uses.
 
+* :func:`add_step_noise` is typed on ``mechanism``: :func:`noise_mode` passes None for the
+  Gaussian mechanism, so a Gaussian fit (the default) compiles no Laplace sampler.
+
 The kernels also copy a step's release to or from the trace with plain loops: a slice
 assignment (``trace[t, 1, :] = g``) compiles numba's shape-mismatch error path with its string
 formatting (about 15 % of the same compile).
@@ -16,9 +19,10 @@ formatting (about 15 % of the same compile).
 from numba import types
 from numba.extending import overload
 
+from ..privacy.noise import GAUSSIAN, add_gaussian_noise, add_noise
 from ._glm import poisson_batch
 
-__all__ = ["draw_batch", "batch_rate"]
+__all__ = ["draw_batch", "batch_rate", "add_step_noise", "noise_mode"]
 
 
 def draw_batch(rng, n, q, perm):
@@ -36,3 +40,22 @@ def _draw_batch(rng, n, q, perm):
 def batch_rate(q):
     """The ``q`` argument of a kernel: None for a full batch (nothing to sample), else q."""
     return None if q >= 1.0 else float(q)
+
+
+def add_step_noise(rng, values, mechanism, scale):
+    """:func:`~skdp.privacy.noise.add_noise`, the mechanism chosen when the kernel is typed when
+    ``mechanism`` is None (Gaussian); an int (GAUSSIAN or LAPLACE) is dispatched at run time."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(add_step_noise)
+def _add_step_noise(rng, values, mechanism, scale):
+    if isinstance(mechanism, (types.NoneType, types.Omitted)):
+        return lambda rng, values, mechanism, scale: add_gaussian_noise(rng, values, scale)
+    return lambda rng, values, mechanism, scale: add_noise(rng, values, mechanism, scale)
+
+
+def noise_mode(mechanism):
+    """The ``mechanism`` argument of a kernel: None for GAUSSIAN (nothing else compiled), else
+    the mechanism's id."""
+    return None if mechanism == GAUSSIAN else mechanism

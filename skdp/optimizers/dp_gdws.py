@@ -19,14 +19,17 @@ from ..privacy import (
     SelfComposedEvent,
     calibrate_noise_multiplier,
 )
-from ..privacy.noise import GAUSSIAN, LAPLACE, add_noise
+from ..privacy.noise import GAUSSIAN, LAPLACE
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._defaults import budget_rho, gdws_smoothing, gdws_steps
-from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
-from ._step_parts import batch_rate, draw_batch
+from ._glm import (
+    block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
+    threads_allowed,
+)
+from ._step_parts import add_step_noise, batch_rate, draw_batch, noise_mode
 from ._loops import gdws_full_batch, poisson_oracle
 
 __all__ = ["DPGDWS"]
@@ -44,6 +47,8 @@ def _dp_gdws_kernel(
     With ``replay``, ``trace[:, 1]`` holds a recorded run's releases and is released instead.
     ``u`` (the running average g~) and ``t0`` (the steps already done) resume a fit in chunks.
     ``threads``: the gradient sums may use several cores (same result, see ``_glm``).
+    ``mechanism``: GAUSSIAN or LAPLACE, or None for Gaussian noise with no Laplace sampler
+    compiled (see ``_step_parts.noise_mode``). ``Y`` may be 1-D (see ``_glm.scalar_targets``).
     """
     n = X.shape[0]
     D = w.shape[0]
@@ -57,7 +62,7 @@ def _dp_gdws_kernel(
         if tracing:
             for j in range(g.shape[0]):
                 trace[t, 0, j] = g[j]
-        add_noise(rng, g, mechanism, noise_scale)
+        add_step_noise(rng, g, mechanism, noise_scale)
         if replay:  # release what the recorded run released (record/replay tests)
             for j in range(g.shape[0]):
                 g[j] = trace[t, 1, j]
@@ -230,10 +235,15 @@ class DPGDWS(DPOptimizer):
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
-        oracle = poisson_oracle(problem, q, rng, perm)  # None in memory
+        oracle = poisson_oracle(problem, q, rng, perm)  # rows on Dask workers; None in memory
+        if oracle is None and q >= 1.0:  # full batch in memory: one small kernel, no fused loop
+            oracle = full_batch_oracle(problem, threads)
+
+        # the fused kernel (mini-batches) on 1-D targets compiles the scalar gradient path alone
+        Y = scalar_targets(problem.Y, problem.loss.loss_id) if oracle is None else None
 
         def run_chunk(start, stop):
-            if oracle is not None:  # rows on Dask workers: the same steps in Python
+            if oracle is not None:  # steps in Python: full batch in memory, any batch on Dask
                 gdws_full_batch(
                     oracle, w, problem.lam, stop - start, 1.0 / (q * problem.n_samples), step,
                     smoothing, mech, noise_scale, rng, trace[start:stop], replay is not None, u,
@@ -241,8 +251,9 @@ class DPGDWS(DPOptimizer):
                 )
                 return
             _dp_gdws_kernel(
-                problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
-                stop - start, batch_rate(q), 1.0 / (q * problem.n_samples), step, smoothing, mech,
+                problem.rows, Y, w, problem.loss.loss_id, problem.clip, problem.lam,
+                stop - start, batch_rate(q), 1.0 / (q * problem.n_samples), step, smoothing,
+                noise_mode(mech),
                 noise_scale, rng, perm, trace[start:stop], replay is not None, u, start, threads,
             )
 

@@ -34,10 +34,10 @@ from ._allocation import (
 )
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import thread_mode, threads_allowed
+from ._glm import full_batch_oracle, scalar_targets, thread_mode, threads_allowed
 from ._loops import nesterov_full_batch, poisson_oracle
 from ._nesterov import nesterov_kernel
-from ._step_parts import batch_rate
+from ._step_parts import batch_rate, noise_mode
 
 __all__ = ["DPNAGOpt"]
 
@@ -249,10 +249,15 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         scales = np.ascontiguousarray(scales, dtype=np.float64)
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
-        oracle = poisson_oracle(problem, q, rng, perm)  # None in memory
+        oracle = poisson_oracle(problem, q, rng, perm)  # rows on Dask workers; None in memory
+        if oracle is None and q >= 1.0:  # full batch in memory: one small kernel, no fused loop
+            oracle = full_batch_oracle(problem, threads)
+
+        # the fused kernel (mini-batches) on 1-D targets compiles the scalar gradient path alone
+        Y = scalar_targets(problem.Y, problem.loss.loss_id) if oracle is None else None
 
         def run_chunk(start, stop):
-            if oracle is not None:  # rows on Dask workers: the same steps in Python
+            if oracle is not None:  # steps in Python: full batch in memory, any batch on Dask
                 nesterov_full_batch(
                     oracle, w, problem.lam, 1.0 / (q * problem.n_samples),
                     schedule.alpha[start:stop],
@@ -261,9 +266,9 @@ class _AcceleratedDPOptimizer(DPOptimizer):
                 )
                 return
             nesterov_kernel(
-                problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
+                problem.rows, Y, w, problem.loss.loss_id, problem.clip, problem.lam,
                 batch_rate(q), 1.0 / (q * problem.n_samples), schedule.alpha[start:stop],
-                schedule.beta[start:stop], schedule.restart[start:stop], mech,
+                schedule.beta[start:stop], schedule.restart[start:stop], noise_mode(mech),
                 scales[start:stop], rng, perm, trace[start:stop], replay is not None, w_prev,
                 threads,
             )

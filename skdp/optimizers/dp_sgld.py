@@ -29,7 +29,10 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._defaults import MAX_STEPS, MIN_STEPS, budget_rho, noisy_gd_time, steps_for_time
-from ._glm import block_gradient_sum, gradient_workspace, thread_mode, threads_allowed
+from ._glm import (
+    block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
+    threads_allowed,
+)
 from ._step_parts import batch_rate, draw_batch
 from ._loops import poisson_oracle, sgld_full_batch
 
@@ -455,10 +458,15 @@ class DPSGLD(DPOptimizer):
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         record_trace = record_trace or replay is not None
         threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
-        oracle = poisson_oracle(problem, q, rng, perm)  # None in memory
+        oracle = poisson_oracle(problem, q, rng, perm)  # rows on Dask workers; None in memory
+        if oracle is None and sampling == FULL:  # full batch in memory: one kernel, no fused loop
+            oracle = full_batch_oracle(problem, threads)
+
+        # the fused kernel (mini-batches) on 1-D targets compiles the scalar gradient path alone
+        Y = scalar_targets(problem.Y, problem.loss.loss_id) if oracle is None else None
 
         def run_chunk(start, stop):
-            if oracle is not None:  # rows on Dask workers: the same steps in Python
+            if oracle is not None:  # steps in Python: full batch in memory, any batch on Dask
                 sgld_full_batch(
                     oracle, w, problem.lam, etas[start:stop], 1.0 / m_pub, sigma,
                     sigma * math.sqrt(2.0 / problem.lam) if init else 0.0, radius, rng,
@@ -467,7 +475,7 @@ class DPSGLD(DPOptimizer):
                 )
                 return
             _sgld_kernel(
-                problem.rows, problem.Y, w, problem.loss.loss_id, problem.clip, problem.lam,
+                problem.rows, Y, w, problem.loss.loss_id, problem.clip, problem.lam,
                 etas[start:stop], sampling, batch_rate(q), 1.0 / m_pub, sigma,
                 sigma * math.sqrt(2.0 / problem.lam) if init else 0.0, radius, rng, perm,
                 trace[start:stop], replay is not None, start == 0, threads,
