@@ -138,16 +138,8 @@ def _prepare(x, Y, weight, data_norm, intercept_scaling, unit, max_weight):
 
 
 def _chunk_gradient(chunk, w, loss_id, tau):
-    """The chunk's sum of weighted clipped per-example gradients at ``w``."""
-    from .optimizers._glm import clipped_gradient_sum
-
-    rows, Y, index = chunk
-    K = Y.shape[1]
-    out = np.zeros(w.shape[0])
-    clipped_gradient_sum(
-        rows, Y, w, index, index.shape[0], loss_id, tau, out, np.zeros(K), np.zeros(K)
-    )
-    return out
+    """The chunk's sum of weighted clipped per-example gradients at ``w`` (all its rows)."""
+    return _chunk_gradient_at(chunk, chunk[2], w, loss_id, tau)
 
 
 def _chunk_gradient_at(chunk, local, w, loss_id, tau):
