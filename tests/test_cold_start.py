@@ -172,3 +172,33 @@ def test_first_fit_with_an_empty_cache_says_so_once(tmp_path):
     assert out.count("[skdp] compiling numba kernels for dp_gdws") == 1
     out, err = stderr_and_out()
     assert "compiling numba kernels" not in err + out
+
+
+def test_dp_scd_k1_fits_take_the_scalar_path(tmp_path):
+    """dp_scd picks its update loop when the kernel is typed: binary logistic, binary squared
+    hinge and ridge fits type the kernel with the scalar path tag, a multiclass fit with the
+    vector one. With an empty cache, the K = 1 fits compile none of the vector updates
+    (multinomial Newton, vector clipping), about half of dp_scd's compile time."""
+    out = _run("""
+        import json, warnings
+        import numpy as np
+        from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
+        from skdp.optimizers import _scd_kernels as k
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((300, 4)); y = (X[:, 0] > 0).astype(int)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            DPLogisticRegression(optimizer="dp_scd", random_state=0).fit(X, y)
+            DPLinearSVC(optimizer="dp_scd", random_state=0).fit(X, y)
+            DPRidge(random_state=0).fit(X, X[:, 0])
+            scalar = [s[-1].ndim for s in k.dp_scd_kernel.signatures]
+            vector_callees = [len(f.signatures) for f in
+                              (k.coordinate_update, k._multinomial_newton, k.clip_update)]
+            DPLogisticRegression(optimizer="dp_scd", random_state=0).fit(X, X[:, 0].round() % 3)
+        both = sorted({s[-1].ndim for s in k.dp_scd_kernel.signatures})
+        print(json.dumps({"scalar": scalar, "vector_callees": vector_callees, "both": both}))
+    """, NUMBA_CACHE_DIR=str(tmp_path))
+    res = json.loads(out.strip().splitlines()[-1])
+    assert res["scalar"] and set(res["scalar"]) == {1}
+    assert res["vector_callees"] == [0, 0, 0]
+    assert res["both"] == [1, 2]

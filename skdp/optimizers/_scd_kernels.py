@@ -37,14 +37,27 @@ clipped as before, so the sensitivity is ``max_sample_weight * update_clip * R``
 
 import math
 
-from numba import njit
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
 
 from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector
 from ..privacy.noise import add_gaussian_noise
 from .._rows import clip_limit, margins_and_sqnorm, row_weight
 from ._glm import add_example_gradient, axpy_row
 
-__all__ = ["dp_scd_kernel", "poisson_sorted", "coordinate_update"]
+__all__ = ["dp_scd_kernel", "poisson_sorted", "coordinate_update", "update_path"]
+
+#: ``path`` tags of :func:`dp_scd_kernel`: their types (not values) pick the batch's update loop
+#: when the kernel is compiled, so a K = 1 fit (binary logistic, squared hinge, ridge) never
+#: compiles the vector updates (multinomial Newton, vector clipping), about half the kernel.
+SCALAR_PATH = np.empty(0)
+VECTOR_PATH = np.empty((0, 0))
+
+
+def update_path(K, loss_id):
+    """The ``path`` argument of :func:`dp_scd_kernel` for K outputs of loss ``loss_id``."""
+    return SCALAR_PATH if K == 1 and loss_id != MULTINOMIAL else VECTOR_PATH
 
 #: Margin of the dual box of the logistic losses for the private one-step update (the paper's
 #: code uses 1e-4): the Newton step needs beta strictly inside (0, 1).
@@ -319,10 +332,61 @@ def poisson_sorted(rng, n, q, idx):
     return m
 
 
+def _batch_updates(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_newton, uclip, R,
+                   perm, m, zeta, dv, z, zk, work):
+    """The clipped updates ``zeta[:m]`` of the batch ``perm[:m]`` and their sum into ``dv``."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(_batch_updates)
+def _batch_updates_impl(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_newton, uclip,
+                        R, perm, m, zeta, dv, z, zk, work):
+    if isinstance(path, types.Array) and path.ndim == 2:  # VECTOR_PATH
+        def vector(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_newton, uclip, R,
+                   perm, m, zeta, dv, z, zk, work):
+            K = Y.shape[1]
+            for r in range(m):
+                i = perm[r]
+                s = margins_and_sqnorm(X, v, i, K, inv_lam, z)
+                wi = row_weight(X, i)
+                coordinate_update(
+                    loss_id, Y, alpha, i, z, wi * s, inv_lam, Lsub, tau, box, n_newton, zk, work
+                )
+                nonzero = clip_update(zk, K, uclip, s, R)
+                for k in range(K):
+                    zeta[r, k] = zk[k]
+                if nonzero:  # a zero update adds nothing (and 0 * inf would be NaN)
+                    add_example_gradient(X, i, zk, K, wi, dv)
+        return vector
+
+    # SCALAR_PATH (K = 1, not multinomial): scalars only in the hot loop, in three phases: the
+    # independent row reads of phase 1 overlap in the memory system; phase 3 re-reads the batch
+    # rows from cache.
+    def scalar(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_newton, uclip, R,
+               perm, m, zeta, dv, z, zk, work):
+        for r in range(m):
+            i = perm[r]
+            zeta[r, 0] = margins_and_sqnorm(X, v, i, 1, inv_lam, z)  # ||x_i||^2 for now
+            work[r] = z[0]
+        for r in range(m):
+            i = perm[r]
+            s = zeta[r, 0]
+            # weighted subproblem: the proximal constant scales with the weight
+            u = scalar_update(loss_id, Y[i, 0], alpha[i, 0], work[r], row_weight(X, i) * s,
+                              inv_lam, Lsub, tau, box, n_newton)
+            zeta[r, 0] = clip_scalar(u, uclip, s, R)
+        for r in range(m):
+            i = perm[r]
+            u = row_weight(X, i) * zeta[r, 0]
+            if u != 0.0:
+                axpy_row(X, i, u, dv)
+    return scalar
+
+
 @njit(cache=True, nogil=True)
 def dp_scd_kernel(
     X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_newton, uclip, R, n_steps, q,
-    noise_v, noise_a, rng, perm, zeta, dv, z, zk, work, trace, replay,
+    noise_v, noise_a, rng, perm, zeta, dv, z, zk, work, trace, replay, path,
 ):
     """T private mini-batch steps (Jacobi: every update of a batch reads the same pre-batch state).
 
@@ -332,46 +396,22 @@ def dp_scd_kernel(
     V += noisy dV. ``trace[t, 0/1]`` = dV before / after the noise when ``trace`` is non-empty.
     ``replay`` (tests only; empty otherwise) replaces the noisy dV by a recorded one, which
     conditions a run on a given released prefix. Scratch: ``zeta`` (n, K), ``work`` of length
-    >= max(4K, n), ``z`` and ``zk`` of length K.
+    >= max(4K, n), ``z`` and ``zk`` of length K. ``path``: :func:`update_path` (K = 1 losses
+    other than the multinomial update on scalars; the others through :func:`coordinate_update`).
     """
     n = X.shape[0]
     K = Y.shape[1]
     D = v.shape[0]
     tracing = trace.shape[0] > 0
     replaying = replay.shape[0] > 0
-    scalar = K == 1 and loss_id != MULTINOMIAL
     for t in range(n_steps):
         m = poisson_sorted(rng, n, q, perm)
         for j in range(D):
             dv[j] = 0.0
-        if scalar:  # K = 1, not multinomial: scalars only in the hot loop
-            # three phases: the independent row reads of phase 1 overlap in the memory system;
-            # phase 3 re-reads the batch rows from cache.
-            for r in range(m):
-                i = perm[r]
-                zeta[r, 0] = margins_and_sqnorm(X, v, i, 1, inv_lam, z)  # ||x_i||^2 for now
-                work[r] = z[0]
-            for r in range(m):
-                i = perm[r]
-                s = zeta[r, 0]
-                # weighted subproblem: the proximal constant scales with the weight
-                u = scalar_update(loss_id, Y[i, 0], alpha[i, 0], work[r], row_weight(X, i) * s, inv_lam, Lsub, tau, box, n_newton)
-                zeta[r, 0] = clip_scalar(u, uclip, s, R)
-            for r in range(m):
-                i = perm[r]
-                u = row_weight(X, i) * zeta[r, 0]
-                if u != 0.0:
-                    axpy_row(X, i, u, dv)
-        for r in range(0 if scalar else m):
-            i = perm[r]
-            s = margins_and_sqnorm(X, v, i, K, inv_lam, z)
-            wi = row_weight(X, i)
-            coordinate_update(loss_id, Y, alpha, i, z, wi * s, inv_lam, Lsub, tau, box, n_newton, zk, work)
-            nonzero = clip_update(zk, K, uclip, s, R)
-            for k in range(K):
-                zeta[r, k] = zk[k]
-            if nonzero:  # a zero update adds nothing (and 0 * inf would be NaN)
-                add_example_gradient(X, i, zk, K, wi, dv)
+        _batch_updates(
+            path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_newton, uclip, R, perm, m,
+            zeta, dv, z, zk, work,
+        )
         if tracing:
             for j in range(dv.shape[0]):
                 trace[t, 0, j] = dv[j]

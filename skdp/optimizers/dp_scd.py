@@ -24,7 +24,7 @@ from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._base import (
     DPOptimizer, OptimizeResult, batch_fraction, check_replay, empty_trace,
 )
-from ._scd_kernels import PRIVATE_BOX, dp_scd_kernel
+from ._scd_kernels import PRIVATE_BOX, dp_scd_kernel, update_path
 
 __all__ = ["DPSCD"]
 
@@ -328,4 +328,5 @@ def _run_private(problem, alpha, v, inv_lam, L, uclip, n_steps, q, noise_v, nois
         problem.rows, problem.Y, alpha, v, problem.loss.loss_id, inv_lam, float(L), problem.clip,
         PRIVATE_BOX, n_newton, uclip, problem.row_norm_bound, n_steps, q, noise_v, noise_a, rng,
         *(scratch or _scratch(problem)), trace, replay,
+        update_path(problem.Y.shape[1], problem.loss.loss_id),
     )
