@@ -188,7 +188,8 @@ def _pin_cases():
             for eps in (0.5, 2.0):
                 yield pytest.param(name, params, eps, "rdp", id=f"{name}-{label}-eps{eps}")
         # the PLD accountant on the default regime
-        yield pytest.param(name, {}, 1.0, "pld", id=f"{name}-default-eps1.0-pld")
+        yield pytest.param(name, {}, 1.0, "pld", id=f"{name}-default-eps1.0-pld",
+                           marks=pytest.mark.slow)  # seconds each: the slow run (CI)
         # a small epsilon: the best Renyi order lies beyond the default grid (issue 13, item 10)
         yield pytest.param(name, {}, 1e-3, "rdp", id=f"{name}-default-eps0.001")
 

@@ -69,8 +69,9 @@ def _est(**kw):
 
 
 # -- item 3: every fit charged, the ceiling never passed, under every pool --------------------
-@pytest.mark.parametrize(
-    "kind", ["loky", "multiprocessing", "threading", "futures-fork", "futures-spawn"]
+@pytest.mark.parametrize(  # spawn-based futures: slow run (CI) only, for the default run's time
+    "kind", ["loky", "multiprocessing", "threading", "futures-fork",
+             pytest.param("futures-spawn", marks=pytest.mark.slow)]
 )
 def test_every_fit_is_charged_and_the_ceiling_holds_in_worker_pools(kind):
     one = _fit_event(_est(random_state=0))  # every fit has this event (public quantities only)

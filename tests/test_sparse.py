@@ -83,7 +83,10 @@ def test_sparse_clipping_equals_dense_clipping_and_leaves_the_input_alone():
     assert rng is not None
 
 
-@pytest.mark.parametrize("name", available_optimizers())
+# The default optimizer in the default run; the others in the slow run (CI), for time.
+@pytest.mark.parametrize("name", [
+    n if n == "dp_gdws" else pytest.param(n, marks=pytest.mark.slow) for n in available_optimizers()
+])
 def test_wide_sparse_fit_does_not_densify(name):
     n, d = 400, 50_000  # dense float64 would be 160 MB
     X = sp.random(n, d, density=2e-4, random_state=0, format="csr")
