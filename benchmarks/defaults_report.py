@@ -164,25 +164,30 @@ def criteria_markdown(after, before, changed):
                      f"{len(cb_c.get(part, {}).get('d_close', []))} | {len(ca_c.get(part, {}).get('d_close', []))} | "
                      f"{len(ca[part]['d_close'])} / {ca[part]['d_total']} | |")
         lines.append("")
-        worst = sorted(ca[part]["b"], key=lambda x: x[5])[:15]
-        if worst:
-            lines += ["Largest gaps to Opacus (criterion b, after):", "",
-                      "| estimator | optimizer | data | n | eps | gap |", "|---|---|---|---|---|---|"]
-            lines += [f"| {e} | {m} | {ds} | {n} | {eps:g} | {g:+.3f} |" for e, m, ds, n, eps, g in worst]
-            lines.append("")
-        cfail = sorted(ca[part]["c"], key=lambda x: x[5])
-        if cfail:
-            lines += ["Default optimizer below Opacus (criterion c, after):", "",
-                      "| estimator | optimizer | data | n | eps | gap |", "|---|---|---|---|---|---|"]
-            lines += [f"| {e} | {m} | {ds} | {n} | {eps:g} | {g:+.3f} |" for e, m, ds, n, eps, g in cfail]
-            lines.append("")
-        afail = sorted(ca[part]["a"], key=lambda x: x[5])
-        if afail:
-            lines += ["Below the baseline (criterion a, after):", "",
-                      "| estimator | optimizer | data | n | eps | score - baseline |", "|---|---|---|---|---|---|"]
-            lines += [f"| {e} | {m} | {ds} | {n} | {eps:g} | {g:+.3f} |" for e, m, ds, n, eps, g in afail]
-            lines.append("")
+        for title, cells, gap in (
+            ("Largest gaps to Opacus (criterion b, after):", sorted(ca[part]["b"], key=_gap)[:15],
+             "gap"),
+            ("Default optimizer below Opacus (criterion c, after):",
+             sorted(ca[part]["c"], key=_gap), "gap"),
+            ("Below the baseline (criterion a, after):", sorted(ca[part]["a"], key=_gap),
+             "score - baseline"),
+        ):
+            lines += _cell_table(title, cells, gap)
     return "\n".join(lines)
+
+
+def _gap(cell):
+    return cell[5]
+
+
+def _cell_table(title, cells, gap):
+    """Markdown lines of a table of failing cells (estimator, optimizer, data, n, eps, gap)."""
+    if not cells:
+        return []
+    lines = [title, "", f"| estimator | optimizer | data | n | eps | {gap} |",
+             "|---|---|---|---|---|---|"]
+    lines += [f"| {e} | {m} | {ds} | {n} | {eps:g} | {g:+.3f} |" for e, m, ds, n, eps, g in cells]
+    return lines + [""]
 
 
 def pick_table(rows):
