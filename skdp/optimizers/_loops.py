@@ -21,7 +21,7 @@ import numpy as np
 from ..privacy.noise import GAUSSIAN, add_noise_bulk
 
 __all__ = [
-    "is_distributed", "check_distributed", "distributed_oracle", "gdws_full_batch",
+    "is_distributed", "check_distributed", "gdws_full_batch",
     "nesterov_full_batch", "sgld_full_batch", "poisson_oracle",
 ]
 
@@ -33,7 +33,7 @@ def is_distributed(problem):
 
 def check_distributed(optimizer, n_samples):
     """Raise ValueError, before any work on the cluster, when ``optimizer`` cannot run on rows
-    that live on Dask workers (see :func:`distributed_oracle` for the mini-batch case)."""
+    that live on Dask workers (:func:`poisson_oracle` runs the ones that can)."""
     from ._base import DISTRIBUTED_OPTIMIZERS, batch_fraction
 
     name = optimizer.name or type(optimizer).__name__
@@ -46,31 +46,6 @@ def check_distributed(optimizer, n_samples):
         )
     # every mini-batch mode of these optimizers is Poisson sampling (poisson_oracle)
     batch_fraction(getattr(optimizer, "batch_size", None), n_samples)  # its ValueError
-
-
-def distributed_oracle(problem, full_batch, name):
-    """``w -> clipped gradient sum`` over all rows of a distributed problem, or None in memory.
-
-    The full-batch oracle only: raises ValueError for a mini-batch configuration. The
-    optimizers call :func:`poisson_oracle`, which also draws their Poisson mini-batches.
-    """
-    if problem is not None and not is_distributed(problem):
-        return None
-    if not full_batch:
-        raise ValueError(
-            f"{name} with mini-batches (batch_size set) cannot run on Dask inputs: only the "
-            "full-batch steps are distributed. Use batch_size=None (full batch) with dp_gdws, "
-            "dp_nag_opt or dp_masg, or dp_sgld with batch_size=None, or compute the data into "
-            "memory"
-        )
-    if problem is None:
-        return None
-    design, loss_id, tau = problem.X, problem.loss.loss_id, problem.clip
-
-    def oracle(w):
-        return design.gradient_sum(w, loss_id, tau)
-
-    return oracle
 
 
 def gdws_full_batch(
