@@ -220,7 +220,7 @@ def main():
         rows_q.append((n, design.n_chunks, sample, split, step, t))
         design.close()
         del perm
-        print(f"n {n:.0e}: {design.n_chunks} chunks, dask {t * 1e3:.1f} ms (kernel "
+        print(f"n {n:.1e}: {design.n_chunks} chunks, dask {t * 1e3:.1f} ms (kernel "
               f"{comp * 1e3:.1f}), memory {mem * 1e3:.1f} ms, ratio {t / mem:.2f}; poisson "
               f"q={args.q}: step {step * 1e3:.1f} ms (sampling {sample * 1e3:.1f}, split "
               f"{split * 1e3:.1f})", flush=True)
