@@ -44,9 +44,11 @@ process-wide context.
 This needs a file system shared by the processes (one machine). A Dask cluster on one machine
 (``distributed.LocalCluster``, joblib's ``"dask"`` backend) is served by the same spool. A copy
 unpickled on another machine (a multi-host cluster) cannot reach the spool: it refuses to charge
-(the fit raises), never loses a charge. There, search with
+(the fit raises), never loses a charge. There, open :meth:`PrivacyLedger.reserve` around the
+search (its fold fits are planned and charged on the client before they run; the copies sent to
+the workers carry the plan and take the planned events), search with
 :class:`~skdp.model_selection.PrivateSearchCV` on Dask inputs (the search is charged once, on the
-client, before any run) or pass the fitted estimators' events to :meth:`PrivacyLedger.record` or
+client, before any run), or pass the fitted estimators' events to :meth:`PrivacyLedger.record` or
 :func:`compose`.
 """
 
@@ -306,12 +308,57 @@ def _composed_epsilon(events, delta, accountant):
     return compute_epsilon(event, delta, "rdp")
 
 
+# -- prepaid fits -------------------------------------------------------------------------------
+class _Reservation:
+    """The planned events of fits charged in advance by :meth:`PrivacyLedger.reserve`.
+
+    A copy travels with every pickled copy of the ledger while the reservation is open. A fit
+    whose exact event is one of the planned events takes it (it is not charged again); any
+    other fit is charged as usual, and refused where the ledger cannot be charged (a remote
+    copy). Each copy can take each planned event once: fits beyond the plan are never free.
+    """
+
+    def __init__(self, events, label):
+        self.events = list(events)
+        self.label = label
+        self._lock = threading.Lock()
+
+    def copy(self):
+        with self._lock:
+            return _Reservation(self.events, self.label)
+
+    def __getstate__(self):
+        return {"events": self.events, "label": self.label}
+
+    def __setstate__(self, state):
+        self.__init__(state["events"], state["label"])
+
+    def claim(self, entries):
+        """Take the planned events of ``entries``: (the entries still owed, the events taken)."""
+        from .model_selection._cost import same_event  # the ledger is imported first
+
+        owed, taken = [], []
+        with self._lock:
+            for entry in entries:
+                k = next((k for k, ev in enumerate(self.events) if same_event(ev, entry.event)),
+                         None)
+                if k is None:
+                    owed.append(entry)
+                else:
+                    taken.append(self.events.pop(k))
+        return owed, taken
+
+    def release(self, events):
+        with self._lock:
+            self.events.extend(events)
+
+
 # -- the ledger --------------------------------------------------------------------------------
 #: The machine a ledger's spool lives on: a copy unpickled on another machine cannot reach it.
 _HOST = socket.gethostname()
 
 
-def _rebuild(uid, spool, config, base, host=None):
+def _rebuild(uid, spool, config, base, host=None, reservation=None):
     """Unpickle a ledger: the object itself in its own process, a replica elsewhere.
 
     On another machine (``host``, the owner's, differs from this one's: a worker of a
@@ -328,13 +375,16 @@ def _rebuild(uid, spool, config, base, host=None):
     if obj is not None:
         obj._adopt()
         if not obj._orphan:
+            if reservation is not None and obj._pid == os.getpid() and not obj._owner:
+                obj._reservation = reservation  # a replica: the fits its copy was sent for
             return obj
     obj = PrivacyLedger.__new__(PrivacyLedger)
     obj._setup(uid=uid, base=list(base), owner=False, **config)
-    if spool is not None and os.path.isdir(spool):
-        obj._spool = spool  # a replica writes to the owner's spool
-    elif spool is not None and host is not None and host != _HOST:
+    obj._reservation = reservation
+    if host is not None and host != _HOST:
         obj._orphan = obj._remote = True  # its charges could not reach the owner: refuses
+    elif spool is not None and os.path.isdir(spool):
+        obj._spool = spool  # a replica writes to the owner's spool
     return obj
 
 
@@ -429,6 +479,7 @@ class PrivacyLedger:
         self._finalizer = None  # removes the spool of an owner
         self._orphan = False  # inherited through fork with no spool: cannot reach its owner
         self._remote = False  # unpickled on another machine than its owner's (also an orphan)
+        self._reservation = None  # prepaid fits (see reserve)
         with _REGISTRY_LOCK:
             _REGISTRY[uid] = self
 
@@ -443,7 +494,8 @@ class PrivacyLedger:
         spool = self._ensure_spool()
         config = dict(epsilon=self.epsilon, delta=self.delta, accountant=self.accountant,
                       name=self.name)
-        return (_rebuild, (self._uid, spool, config, tuple(self._base), _HOST))
+        reservation = None if self._reservation is None else self._reservation.copy()
+        return (_rebuild, (self._uid, spool, config, tuple(self._base), _HOST, reservation))
 
     def _ensure_spool(self):
         self._adopt()
@@ -484,8 +536,11 @@ class PrivacyLedger:
                 f"{self._label()} was sent to another machine (host {socket.gethostname()!r}, "
                 "a worker of a multi-host cluster) than the one holding its spool, so charges "
                 "made here cannot reach it; nothing is charged and the fit is refused. On a "
-                "cluster, search with skdp.model_selection.PrivateSearchCV (charged once, on the "
-                "client, before any run) on Dask inputs, or run the search on one machine "
+                "cluster, open `with ledger.reserve(search, X, y):` around the search (its fold "
+                "fits are charged on the client before they run; a fit outside that plan is "
+                "refused here), or search with skdp.model_selection.PrivateSearchCV (charged "
+                "once, on the client, before any run) on Dask inputs, or run the search on one "
+                "machine "
                 "(a LocalCluster), or fit without a ledger and charge the fitted estimators' "
                 "dp_event_ with PrivacyLedger.record"
             )
@@ -676,6 +731,10 @@ class PrivacyLedger:
 
     def _precheck(self, target_epsilon, target_delta, source, event=None):
         self._adopt()
+        if self._reservation is not None and self._reservation.events and not self._owner:
+            # a prepaid fit would fail the worst-case check (its charge is already in the
+            # ledger): the exact check at the charge takes the prepaid event or refuses
+            return
         if self._orphan:
             raise RuntimeError(self._orphan_message())
         if math.isinf(self.epsilon):
@@ -733,6 +792,51 @@ class PrivacyLedger:
                                                    label))
         _charge([self], entries)
 
+    def reserve(self, search, X, y=None, groups=None, label=None):
+        """Charge a search's cross-validation fits now, before they run elsewhere.
+
+        For a search whose fits run on other machines (``GridSearchCV`` under
+        ``joblib.parallel_backend("dask")`` on a multi-host cluster), where a copy of the ledger
+        cannot reach this one to charge it. On entering the returned context, the event of every
+        fit the search will make (each candidate on each fold, planned from public quantities
+        with :func:`skdp.model_selection.plan_search_fits`) is charged here at once, checked
+        against the ceiling (nothing runs if the search does not fit under it). Inside the
+        context, a fit in a worker whose exact event is one of the planned ones takes it instead
+        of being charged again (each pickled copy of the ledger carries the plan, and can take
+        each planned event once); any other fit in a worker is charged as usual, and refused
+        where the ledger cannot be charged (another machine). Fits in this process, the refit
+        of the search included, are always charged as usual: a search run here inside a
+        reservation is charged twice (the ledger over-states, never under-states).
+
+        Parameters
+        ----------
+        search : GridSearchCV or RandomizedSearchCV (integer ``random_state``), unfitted
+            Its splitter must choose folds independently of the data (for example
+            ``KFold(n_splits, shuffle=True)``), as composing the folds' events requires.
+        X, y, groups : array-like
+            The data the search will be fitted on (shape, fold sizes, label set).
+        label : str or None
+
+        Returns
+        -------
+        context manager
+            Entering it charges the plan and returns the list of planned
+            :class:`LedgerEntry`.
+
+        Raises
+        ------
+        BudgetExceededError
+            On entering, when the planned fits would pass the ceiling (nothing is charged).
+
+        Notes
+        -----
+        Events are functions of public quantities, so the plan is exact: the fits record the
+        planned events (a fit whose event differs, say because the search's parameters were
+        changed, is charged as usual). Planned events left unused stay charged. On leaving, a
+        fitted search whose number of fits differs from the plan gets a warning.
+        """
+        return _ReservedSearch(self, search, X, y, groups, label)
+
     def summary(self):
         """A short text table: one line per charge and the composed total."""
         lines = [
@@ -756,6 +860,53 @@ class PrivacyLedger:
                 f"accountant={self.accountant!r})")
 
 
+class _ReservedSearch:
+    """The context of :meth:`PrivacyLedger.reserve`."""
+
+    def __init__(self, ledger, search, X, y, groups, label):
+        self.ledger, self.search, self.label = ledger, search, label
+        self.X, self.y, self.groups = X, y, groups
+        self.entries = []
+
+    def __enter__(self):
+        from .model_selection._cost import plan_search_fits  # the ledger is imported first
+
+        led = self.ledger
+        if led._reservation is not None:
+            raise RuntimeError(f"{led._label()} already has an open reservation")
+        records = plan_search_fits(self.search, self.X, self.y, self.groups)
+        source = type(self.search).__name__
+        label = self.label if self.label is not None else f"reserved by {source}"
+        self.entries = [
+            LedgerEntry(event=r.event, epsilon=float(r.epsilon), delta=float(r.delta),
+                        source=source, target_epsilon=float(r.epsilon),
+                        target_delta=float(r.delta), n_samples=None, pid=os.getpid(),
+                        time=time.time(), label=label)
+            for r in records
+        ]
+        _charge([led], self.entries, before_fit=True)
+        led._reservation = _Reservation([e.event for e in self.entries], label)
+        return list(self.entries)
+
+    def __exit__(self, *exc):
+        led = self.ledger
+        led._reservation = None
+        results = getattr(self.search, "cv_results_", None)
+        if exc[0] is None and results is not None:
+            made = len(results["params"]) * int(self.search.n_splits_)
+            if made != len(self.entries):
+                import warnings
+
+                warnings.warn(
+                    f"{led._label()}: the reservation planned {len(self.entries)} fits but the "
+                    f"search made {made}; fits outside the plan were charged as usual (or "
+                    "refused where the ledger could not be reached), and planned fits that did "
+                    "not run stay charged",
+                    RuntimeWarning, stacklevel=2,
+                )
+        return False
+
+
 def precheck(ledgers, target_epsilon, target_delta, source, event=None):
     """Refuse (BudgetExceededError) before a fit that could pass any ledger's ceiling."""
     for ledger in ledgers:
@@ -771,15 +922,23 @@ def _charge(ledgers, entries, before_fit=False):
     if not ledgers or not entries:
         return
     ordered = sorted(ledgers, key=lambda led: led._uid)
-    locks = [led._locked() for led in ordered]
-    for lk in locks:
-        lk.__enter__()
+    owed, claimed = {}, {}  # per ledger: the entries to record, the prepaid events they use
+    for led in ordered:
+        led._adopt()
+        owed[led._uid], claimed[led._uid] = entries, []
+        if led._reservation is not None and not led._owner:  # a copy sent to a worker
+            owed[led._uid], claimed[led._uid] = led._reservation.claim(entries)
+    locks = []
     try:
         for led in ordered:
-            if math.isinf(led.epsilon):
+            if owed[led._uid]:
+                locks.append(led._locked())  # an orphan refuses here: RuntimeError
+                locks[-1].__enter__()
+        for led in ordered:
+            if math.isinf(led.epsilon) or not owed[led._uid]:
                 continue
             current = led.entries
-            events = [e.event for e in current] + [e.event for e in entries]
+            events = [e.event for e in current] + [e.event for e in owed[led._uid]]
             total = _composed_epsilon(events, led.delta, led.accountant)
             if total > led.epsilon:
                 raise BudgetExceededError(
@@ -789,8 +948,13 @@ def _charge(ledgers, entries, before_fit=False):
                     + ("Nothing was run." if before_fit else "The fitted model was discarded.")
                 )
         for led in ordered:
-            for e in entries:
+            for e in owed[led._uid]:
                 led._write(e)
+    except BaseException:
+        for led in ordered:  # a refused fit leaves its prepaid events for another
+            if claimed[led._uid]:
+                led._reservation.release(claimed[led._uid])
+        raise
     finally:
         for lk in reversed(locks):
             lk.__exit__(None, None, None)

@@ -316,7 +316,7 @@ def test_a_ledger_sent_to_another_machine_refuses_to_charge():
 
     X, y2, _, _ = _data()
     owner = PrivacyLedger(epsilon=10.0)
-    rebuild, (uid, spool, config, base, host) = owner.__reduce__()
+    rebuild, (uid, spool, config, base, host, _) = owner.__reduce__()
     remote = rebuild(uid + "-elsewhere", spool + "-not-here", config, base, host + "-other")
     with pytest.raises(RuntimeError, match="another machine"):
         DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, ledger=remote).fit(X, y2)
@@ -325,6 +325,103 @@ def test_a_ledger_sent_to_another_machine_refuses_to_charge():
     detached = rebuild(uid + "-gone", spool + "-not-here", config, base, host)
     DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, ledger=detached).fit(X, y2)
     assert len(detached) == 1
+
+
+def _independent_search_epsilon(est, grid, cv, X, y, search, delta):
+    """Every fold fit of every candidate made again by hand, plus the search's refit, composed."""
+    from sklearn.base import clone
+    from sklearn.model_selection import ParameterGrid
+
+    from skdp import compute_epsilon
+    from skdp.ledger import compose
+
+    fits = [clone(est).set_params(ledger=None, **p).fit(X[train], y[train])
+            for p in ParameterGrid(grid) for train, _ in cv.split(X, y)]
+    return compute_epsilon(compose(fits + [search.best_estimator_]), delta), len(fits) + 1
+
+
+def test_grid_search_on_a_multi_host_cluster_charges_every_fit_through_a_reservation(
+        client, monkeypatch):
+    """A multi-host cluster, simulated: the client's host name differs from the workers', so
+    every copy of the ledger sent to a worker is a remote copy that cannot reach the spool.
+    Without a reservation each fold fit is refused; with ``ledger.reserve(search, X, y)`` the
+    folds are charged on the client before they run and take their planned events on the
+    workers, and the ledger ends with exactly every fit of the search."""
+    import joblib
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    import skdp.ledger as ledger_module
+    from skdp import PrivacyLedger
+
+    X, y2, _, _ = _data(5)
+    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, delta=1e-6, random_state=0,
+                               max_iter=10)
+    grid, cv = {"epsilon": [0.5, 1.0, 2.0]}, KFold(2, shuffle=True, random_state=0)
+    monkeypatch.setattr(ledger_module, "_HOST", "client-host-of-a-simulated-cluster")
+
+    refused = PrivacyLedger(epsilon=20.0, delta=1e-5)
+    with joblib.parallel_backend("dask"), pytest.raises(RuntimeError, match="another machine"):
+        GridSearchCV(est.set_params(ledger=refused), grid, cv=cv, error_score="raise").fit(X, y2)
+    assert len(refused) == 0
+
+    ledger = PrivacyLedger(epsilon=20.0, delta=1e-5)
+    search = GridSearchCV(est.set_params(ledger=ledger), grid, cv=cv, error_score="raise")
+    with ledger.reserve(search, X, y2) as planned, joblib.parallel_backend("dask"):
+        assert len(planned) == len(ledger) == 3 * 2  # charged before anything ran
+        search.fit(X, y2)
+    expected, n_fits = _independent_search_epsilon(est, grid, cv, X, y2, search, 1e-5)
+    assert len(ledger) == n_fits == 3 * 2 + 1  # the folds once each, and the refit
+    assert ledger.entries[-1].event == search.best_estimator_.dp_event_
+    assert math.isclose(ledger.spent(), expected, rel_tol=1e-9)
+
+
+def test_a_reservation_is_charged_before_the_search_and_holds_the_ceiling():
+    """Entering a reservation that would pass the ceiling charges nothing and runs nothing; a
+    remote copy takes each planned event once and refuses any fit beyond the plan."""
+    import pickle
+
+    from sklearn.model_selection import GridSearchCV, KFold
+
+    import skdp.ledger as ledger_module
+    from skdp import BudgetExceededError, PrivacyLedger
+
+    X, y2, _, _ = _data()
+    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, delta=1e-6, random_state=0,
+                               max_iter=10)
+    cv = KFold(2, shuffle=True, random_state=0)
+    small = PrivacyLedger(epsilon=0.6, delta=1e-5)
+    search = GridSearchCV(est.set_params(ledger=small), {"epsilon": [0.5, 1.0]}, cv=cv)
+    with pytest.raises(BudgetExceededError, match="Nothing was run"):
+        with small.reserve(search, X, y2):
+            raise AssertionError("the search must not start")  # pragma: no cover
+    assert len(small) == 0 and small._reservation is None
+
+    owner = PrivacyLedger(epsilon=20.0, delta=1e-5)
+    search = GridSearchCV(est.set_params(ledger=owner), {"epsilon": [1.0]}, cv=cv)
+    train = next(cv.split(X, y2))[0]
+    with owner.reserve(search, X, y2):
+        real_host = ledger_module._HOST
+        ledger_module._HOST = "client-host-of-a-simulated-cluster"
+        try:
+            blob = pickle.dumps(owner)  # as sent to a worker of another host
+        finally:
+            ledger_module._HOST = real_host
+    registry = dict(ledger_module._REGISTRY)
+    ledger_module._REGISTRY.clear()  # unpickled in a fresh process, not the owner's
+    try:
+        remote = pickle.loads(blob)
+    finally:
+        ledger_module._REGISTRY.clear()
+        ledger_module._REGISTRY.update(registry)
+    assert remote is not owner and remote._remote
+    fold = est.set_params(ledger=remote, epsilon=1.0)
+    fold.fit(X[train], y2[train])  # a planned fold: takes its event
+    fold.fit(X[train], y2[train])  # planned twice (two folds of one size), once left
+    with pytest.raises(RuntimeError, match="another machine"):
+        fold.fit(X[train], y2[train])  # beyond the plan: refused, never free
+    with pytest.raises(RuntimeError, match="another machine"):
+        est.set_params(ledger=remote, epsilon=2.0).fit(X[train], y2[train])  # not planned
+    assert len(owner) == 2
 
 
 @pytest.mark.slow

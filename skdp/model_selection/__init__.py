@@ -1,6 +1,6 @@
 """Private hyper-parameter search and the privacy cost of ordinary tuning."""
 
-from ._cost import TuningCost, plan_event, tuning_cost
+from ._cost import TuningCost, plan_event, plan_search_fits, tuning_cost
 from ._events import MaxEvent, RepeatAndSelectEvent
 from ._search import PrivateSearchCV
 
@@ -10,5 +10,6 @@ __all__ = [
     "MaxEvent",
     "TuningCost",
     "plan_event",
+    "plan_search_fits",
     "tuning_cost",
 ]

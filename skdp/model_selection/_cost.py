@@ -21,7 +21,8 @@ from ..ledger import _suspended, compose
 from ..linear_model._base import DPLinearModel
 from ..privacy import DEFAULT_ORDERS, compute_epsilon
 
-__all__ = ["plan_event", "tuning_cost", "TuningCost", "final_estimator", "same_event"]
+__all__ = ["plan_event", "plan_search_fits", "tuning_cost", "TuningCost", "final_estimator",
+           "same_event"]
 
 #: The splitters whose splits are a function of the number of records (and their own seed)
 #: only: a record changes its own row of the training parts, never which part another record
@@ -196,6 +197,61 @@ def _search_splitter(search, y, classifier):
             f"the search with one of {allowed}, for example cv=KFold(n_splits, shuffle=True)"
         )
     return cv
+
+
+def _search_candidates(search):
+    """The parameter settings an unfitted GridSearchCV / RandomizedSearchCV will fit."""
+    from sklearn.model_selection import ParameterGrid, ParameterSampler
+
+    if hasattr(search, "param_grid"):
+        return list(ParameterGrid(search.param_grid))
+    if hasattr(search, "param_distributions"):
+        if not isinstance(search.random_state, numbers.Integral):
+            raise ValueError(
+                "a RandomizedSearchCV's candidates can be planned only when its random_state is "
+                f"an integer (the draw is then known in advance); got {search.random_state!r}"
+            )
+        return list(ParameterSampler(search.param_distributions, search.n_iter,
+                                     random_state=search.random_state))
+    raise TypeError("plan_search_fits takes a GridSearchCV or a RandomizedSearchCV; got "
+                    f"{type(search).__name__}")
+
+
+def plan_search_fits(search, X, y=None, groups=None):
+    """The privacy records of the cross-validation fits a search will make, before it runs.
+
+    One record per candidate and fold (the refit is not included: it runs where ``fit`` was
+    called). Each is planned with :func:`plan_event` (a fit on synthetic data of the fold's
+    size: compute, no privacy), once per distinct candidate and training size. The search's
+    splitter must choose the folds independently of the data (see :func:`tuning_cost`).
+
+    Parameters
+    ----------
+    search : GridSearchCV or RandomizedSearchCV (integer ``random_state``), unfitted
+    X, y : array-like
+        The data the search will be fitted on (only their shape, the fold sizes and, for a
+        classifier without public ``classes``, the label set are read).
+    groups : array-like or None
+
+    Returns
+    -------
+    list of PrivacyRecord
+    """
+    base = search.estimator
+    classifier = is_classifier(base)
+    cv = _search_splitter(search, y, classifier)
+    X_arr = np.asarray(X) if not hasattr(X, "shape") else X
+    sizes = [len(train) for train, _ in cv.split(X_arr, y, groups)]
+    n_features = X_arr.shape[1]
+    classes = np.unique(y) if classifier else None
+    records, cache = [], {}
+    for k, params in enumerate(_search_candidates(search)):
+        est = clone(base).set_params(**params)
+        for size in sizes:
+            if (k, size) not in cache:
+                cache[k, size] = plan_event(est, size, n_features, classes)
+            records.append(cache[k, size])
+    return records
 
 
 def _reproducible(cv):
