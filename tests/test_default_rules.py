@@ -91,7 +91,8 @@ def test_defaults_meet_the_floors_on_a_small_public_case(optimizer):
 
 def test_squared_loss_rules_resolve_as_documented():
     """dp_gdws: plain noisy GD (smoothing 1) and T = s / 5 on the squared loss, the heavy ball
-    (0.1) on the classification losses; dp_nag_opt / dp_masg: step multiplier 0.25 / 1."""
+    (0.1) and 100 steps on the classification losses; dp_nag_opt / dp_masg: step multiplier
+    0.25 / 1."""
     import math
 
     from skdp.optimizers._defaults import budget_rho, snr
@@ -106,9 +107,11 @@ def test_squared_loss_rules_resolve_as_documented():
         problem = _problem(X, yy, loss)
         h, _ = _resolved(DPGDWS(), problem, 1.0)
         assert h["smoothing"] == smoothing
+        s = snr(2000, problem.dim, budget_rho(1.0, 1e-5))
         if loss == "squared":
-            s = snr(2000, problem.dim, budget_rho(1.0, 1e-5))
             assert h["max_iter"] == max(5, round(s / 5))
+        else:  # capped at 100 although 4 s asks for more (dev_rules_gdws_cap.md)
+            assert 4 * s > 100 and h["max_iter"] == 100
         for cls in (DPNAGOpt, DPMASG):
             res = cls().solve(problem, Budget(1.0, 1e-5), np.random.default_rng(0))
             assert res.record.details["c"] == c
