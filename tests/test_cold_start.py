@@ -101,26 +101,6 @@ def test_full_batch_fits_in_memory_compile_the_gradient_sum_only():
     assert res["target_ndim"] == [1]
 
 
-def test_the_kernel_sort_sorts_like_numpy():
-    """The quicksort that replaces numba's (a second of compilation less) sorts like np.sort,
-    the orders that trouble a quicksort included."""
-    from skdp._sorting import sort_inplace
-
-    rng = np.random.default_rng(0)
-    for m in (0, 1, 2, 3, 15, 16, 17, 256, 1001, 20000):
-        for dtype in (np.int64, np.int32):
-            for a in (rng.integers(-50, 50, m), rng.permutation(m), np.arange(m),
-                      np.arange(m)[::-1], np.zeros(m)):
-                a = a.astype(dtype)
-                expected = np.sort(a)
-                sort_inplace(a)
-                np.testing.assert_array_equal(a, expected)
-            b = rng.permutation(3 * m).astype(dtype)
-            expected = np.concatenate([np.sort(b[:m]), b[m:]])
-            sort_inplace(b[:m])  # in place on a slice, as poisson_batch sorts perm[:m]
-            np.testing.assert_array_equal(b, expected)
-
-
 @pytest.mark.slow
 def test_mini_batch_fit_compiles_what_it_uses_only(tmp_path):
     """A full-batch private fit (the default) leaves the Poisson sampler uncompiled; a Gaussian

@@ -102,11 +102,14 @@ def test_zero_row_is_a_null_record_within_the_sensitivity_at_every_step():
         assert diff.max() <= a.mechanism_record.sensitivity * (1 + 1e-9)
         assert diff.max() > 0.05 * a.mechanism_record.sensitivity  # the row does matter: not vacuous
         assert a.mechanism_record.sensitivity == pytest.approx(0.5 * p1.row_norm_bound)
-        # without derivative clipping the same replay exceeds the declared bound
+        # without derivative clipping the same replay exceeds the declared bound (seed 0: with
+        # mini-batches the check needs row 3 sampled while its unclipped derivative is large,
+        # which 10 of the seeds 0..11 give; seed 9's batches, since the geometric-skip sampler,
+        # do not)
         p1u = Problem(X=p1.X, Y=p1.Y * 50, loss=p1.loss, lam=p1.lam, row_norm_bound=p1.row_norm_bound, clip=1e9)
         p2u = Problem(X=p2.X, Y=p2.Y * 50, loss=p2.loss, lam=p2.lam, row_norm_bound=p2.row_norm_bound, clip=1e9)
-        au = opt.solve(p1u, Budget(2.0, 1e-5), np.random.default_rng(9), record_trace=True)
-        bu = opt.solve(p2u, Budget(2.0, 1e-5), np.random.default_rng(9), replay=au.trace)
+        au = opt.solve(p1u, Budget(2.0, 1e-5), np.random.default_rng(0), record_trace=True)
+        bu = opt.solve(p2u, Budget(2.0, 1e-5), np.random.default_rng(0), replay=au.trace)
         assert np.linalg.norm(au.trace[:, 0] - bu.trace[:, 0], axis=1).max() > a.mechanism_record.sensitivity
 
 

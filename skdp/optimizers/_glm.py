@@ -19,7 +19,6 @@ from .._rows import (
     DenseRows, SparseRows, add_example_gradient, axpy_row, design_kind, dot_row, margins,
     row_weight,
 )
-from .._sorting import sort_inplace
 from ..losses import MULTINOMIAL, clip_vector, huber_value, loss_derivative, scalar_derivative
 
 __all__ = [
@@ -32,22 +31,29 @@ __all__ = [
 
 @njit(cache=True, nogil=True)
 def poisson_batch(rng, n, q, perm):
-    """Draw a Poisson sample with rate q: its indices end up in ``perm[:m]``; returns m.
+    """Draw a Poisson sample with rate q: its indices, increasing, end up in ``perm[:m]``;
+    returns m.
 
-    The size is Binomial(n, q) and, given the size, the subset is uniform (partial Fisher-Yates on
-    the persistent permutation ``perm``), which is exactly Poisson sampling in distribution.
+    Every row is in the sample independently with probability q: the numbers of rows skipped
+    between two sampled rows are independent Geometric(q) variables (failures before a
+    success), drawn by inversion, ``floor(log(U) / log(1 - q))`` with U uniform on (0, 1]
+    (``P(skip >= k) = P(U <= (1 - q)^k) = (1 - q)^k``). That is exactly Poisson sampling in
+    distribution, and it needs uniforms only: numba's binomial and bounded-integer samplers
+    took about 4 s to compile. ``perm`` (length n) is only the output buffer; the rows come out
+    in increasing order, which reads memory forwards.
     """
     if q >= 1.0:
         return n
-    m = rng.binomial(n, q)
-    for j in range(m):
-        k = j + rng.integers(0, n - j)
-        tmp = perm[j]
-        perm[j] = perm[k]
-        perm[k] = tmp
-    # rows in increasing order read memory forwards (the subset, hence its law, is unchanged)
-    sort_inplace(perm[:m])  # not perm[:m].sort(): numba's sort costs a second more to compile
-    return m
+    log_keep = np.log1p(-q)
+    m = 0
+    last = -1  # the last sampled row
+    while True:
+        skip = np.floor(np.log(1.0 - rng.random()) / log_keep)
+        if skip >= n - 1 - last:  # the next sampled row would be past the end
+            return m
+        last += 1 + int(skip)
+        perm[m] = last
+        m += 1
 
 
 @njit(cache=True, nogil=True, inline="always")

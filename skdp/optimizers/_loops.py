@@ -144,8 +144,9 @@ def poisson_oracle(problem, q, rng, perm):
     seed gives the same fit, and the event (Poisson-subsampled Gaussian or Laplace of rate q)
     is the in-memory one, because the released sum is the same function of the same sample.
 
-    Client cost per step: the sampler, O(q n log(q n)) time (a binomial, q n bounded integers,
-    a sort), and ``perm``, 8 n bytes held for the fit; the split by chunk, O(q n + chunks).
+    Client cost per step: the sampler, O(q n) time (a geometric skip per sampled row), and
+    ``perm``, 8 n bytes held for the fit (its output buffer); the split by chunk, O(q n +
+    chunks).
     """
     if not is_distributed(problem):
         return None

@@ -4,8 +4,7 @@ Compile time is what a user waits for on the first fit, so these pieces avoid wh
 compiles expensively:
 
 * :func:`draw_batch` is typed on ``q``: a kernel called with ``q=None`` (a full batch) never
-  compiles the Poisson sampler (a binomial draw, bounded integers and a sort: about 40 % of the
-  default estimator's compile time), while ``q`` a float draws the Poisson batch of
+  compiles the Poisson sampler, while ``q`` a float draws the Poisson batch of
   :func:`~skdp.optimizers._glm.poisson_batch`. Each fit compiles only the case it uses.
 
 * :func:`add_step_noise` is typed on ``mechanism``: :func:`noise_mode` passes None for the
