@@ -22,9 +22,9 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from .._rows import design_kind, row_weight
-from ..losses import MULTINOMIAL, scalar_derivative
+from ..losses import scalar_derivative
 from ..privacy.noise import add_gaussian_noise
-from ._glm import add_example_gradient, axpy_row, dot_row, example_derivative
+from ._glm import _n_outputs, add_example_gradient, axpy_row, dot_row, example_derivative
 
 __all__ = ["trailing_zeros", "tree_step", "batch_gradient", "nsgd_tree_epoch", "N_STATE"]
 
@@ -199,23 +199,40 @@ def batch_gradient(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
 
     The same sum as ``_glm.clipped_gradient_sum`` (built from the same shared pieces), with the
     rows ``PREFETCH_AHEAD`` positions ahead prefetched: a reshuffled batch reads scattered rows,
-    and without the hint every row waits for memory (2.5x slower on Adult).
+    and without the hint every row waits for memory (2.5x slower on Adult). 1-D targets
+    (``_glm.scalar_targets``: one output, not multinomial) compile the scalar loop alone.
     """
-    K = Y.shape[1]
     for j in range(g.shape[0]):
         g[j] = 0.0
-    scalar = K == 1 and loss_id != MULTINOMIAL
-    for r in range(start, stop):
-        if r + PREFETCH_AHEAD < stop:
-            prefetch_row(X, perm[r + PREFETCH_AHEAD])
-        i = perm[r]
-        if scalar:
-            d = row_weight(X, i) * scalar_derivative(loss_id, dot_row(X, i, w), Y[i, 0], clip)
-            if d != 0.0:
-                axpy_row(X, i, d, g)
-        else:
+    _add_batch_rows(X, Y, w, perm, start, stop, loss_id, clip, g, z, s)
+
+
+def _add_batch_rows(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
+    raise NotImplementedError("jitted only")
+
+
+@overload(_add_batch_rows)
+def _add_batch_rows_impl(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
+    if Y.ndim == 1:
+        def scalar(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
+            for r in range(start, stop):
+                if r + PREFETCH_AHEAD < stop:
+                    prefetch_row(X, perm[r + PREFETCH_AHEAD])
+                i = perm[r]
+                d = row_weight(X, i) * scalar_derivative(loss_id, dot_row(X, i, w), Y[i], clip)
+                if d != 0.0:
+                    axpy_row(X, i, d, g)
+        return scalar
+
+    def vector(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
+        K = Y.shape[1]
+        for r in range(start, stop):
+            if r + PREFETCH_AHEAD < stop:
+                prefetch_row(X, perm[r + PREFETCH_AHEAD])
+            i = perm[r]
             example_derivative(X, Y, w, i, loss_id, clip, z, s)
             add_example_gradient(X, i, s, K, row_weight(X, i), g)
+    return vector
 
 
 # Rows of the per-fit ``state`` matrix (D-vectors that persist across epochs).
@@ -246,7 +263,7 @@ def nsgd_tree_epoch(
     """
     n = X.shape[0]
     D = w.shape[0]
-    K = Y.shape[1]
+    K = _n_outputs(Y)
     M = (n + batch - 1) // batch
     dec = 1.0 - alpha
     inv_b = 1.0 / batch

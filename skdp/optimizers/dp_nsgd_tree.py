@@ -29,6 +29,7 @@ from ._defaults import (
     TREE_CLASSIFICATION_STEP, budget_rho, tree_epochs, tree_regression_travel,
     tree_steps_per_epoch,
 )
+from ._glm import scalar_targets
 from ._tree_kernels import N_STATE, nsgd_tree_epoch
 
 __all__ = ["DPNSGDTree"]
@@ -308,13 +309,14 @@ class DPNSGDTree(DPOptimizer):
         sx_ep = np.zeros((L_ep if record_trace else 0, D))
         n, T = problem.n_samples, E * M
         row = [0]  # the next trace row, carried across chunks
+        targets = scalar_targets(problem.Y, problem.loss.loss_id)  # 1-D: the scalar loop alone
 
         def run_chunk(start, stop):  # whole epochs: start and stop are multiples of M (or T)
             for e in range(start // M + 1, stop // M + 1):
                 # numpy's permutation (the same stream numba would draw, 4x faster), the epoch
                 perm = rng.permutation(n)
                 row[0] = nsgd_tree_epoch(
-                    problem.rows, problem.Y, w, perm, e, (e - 1) * M, T, problem.loss.loss_id,
+                    problem.rows, targets, w, perm, e, (e - 1) * M, T, problem.loss.loss_id,
                     problem.clip, problem.lam, b, alpha, eta0, self.schedule == "linear",
                     self.tree == "aligned", float(sigma), bool(self.honaker), decpow_in, hon_in,
                     decpow_ep, hon_ep, rng, state, xi_in, xi_ep, sx_in, sx_ep, trace, row[0],
