@@ -268,8 +268,8 @@ def main():
                      f"{mem * 1e3:.1f} | {t / mem:.2f} | {t / n * 1e9:.1f} |")
     lines.append(f"\n## Poisson mini-batch step (q = {args.q}, same designs)\n")
     lines.append("A step of `poisson_oracle`: the client draws the sample with the kernels' "
-                 "sampler (`poisson_batch`: a binomial, q n bounded integers on a persistent "
-                 "permutation of n int64, a sort of the q n drawn), splits it by chunk "
+                 "sampler (`poisson_batch`: geometric skips between sampled rows, drawn from "
+                 "uniforms, into a buffer of n int64), splits it by chunk "
                  "(`searchsorted` on the chunk offsets), and each chunk holding sampled rows "
                  "sums them where it lives. In memory the sampler alone at n = "
                  f"{sizes[0]:.0e} costs {mem_sampler * 1e3:.2f} ms.\n")
