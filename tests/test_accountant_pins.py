@@ -91,6 +91,9 @@ def _guard_pld(monkeypatch):
         return original(event, delta)
 
     monkeypatch.setattr(acc, "_pld_epsilon", guarded)
+    from skdp.optimizers.dp_gdws import gaussian_multiplier
+
+    gaussian_multiplier.cache_clear()  # every pinned fit calibrates under the guard
 
 
 def _problem(max_sample_weight=None, loss="logistic"):

@@ -160,3 +160,20 @@ def test_step_rules_and_validation():
         DPLogisticRegression(optimizer=DPGDWS(batch_size=-3)).fit(X, y)
     with pytest.raises(ValueError, match="smoothing"):
         DPRidge(optimizer=DPGDWS(smoothing=1.5)).fit(X, y / 2)
+
+
+def test_the_cached_calibration_is_the_calibration():
+    """dp_gdws caches its noise multiplier per (q, T, epsilon, delta, accountant): the cached
+    value is the one a fresh calibration finds, and it spends at most the target."""
+    from skdp.optimizers.dp_gdws import _gaussian_steps, gaussian_multiplier
+    from skdp.privacy import calibrate_noise_multiplier, compute_epsilon
+
+    gaussian_multiplier.cache_clear()
+    for q, T, eps, acc in ((1.0, 100, 1.0, "rdp"), (0.01, 300, 0.5, "rdp"), (1.0, 20, 2.0, "pld")):
+        first = gaussian_multiplier(q, T, eps, 1e-5, acc)
+        again = gaussian_multiplier(q, T, eps, 1e-5, acc)
+        fresh, _ = calibrate_noise_multiplier(lambda z: _gaussian_steps(q, z, T), eps, 1e-5, acc)
+        assert first == again == fresh
+        assert compute_epsilon(_gaussian_steps(q, first, T), 1e-5, acc) <= eps
+        assert compute_epsilon(_gaussian_steps(q, first * 0.99, T), 1e-5, acc) > eps  # tight
+    assert gaussian_multiplier.cache_info().hits == 3

@@ -5,6 +5,7 @@ algorithms*, SIAM J. Optim. (DP-SHB); N. Kuru, PhD thesis, Sabancı University (
 (DP-GDwS, DP-SGDwS). See ``docs/optimizers/dp_gdws.rst`` for the deviations from the papers.
 """
 
+import functools
 import math
 from numbers import Real
 
@@ -77,6 +78,26 @@ def _dp_gdws_kernel(
                 avg[j] = (1.0 - smoothing) * avg[j] + smoothing * gj
             w[j] -= step * avg[j]
     return n_steps
+
+
+def _gaussian_steps(q, z, n_steps):
+    """The event of ``n_steps`` Gaussian releases of multiplier z, Poisson-subsampled at rate
+    q (q >= 1: full batch)."""
+    if q >= 1.0:
+        return SelfComposedEvent(GaussianEvent(z), n_steps)
+    return SelfComposedEvent(PoissonGaussianEvent(q, z), n_steps)
+
+
+@functools.lru_cache(maxsize=512)
+def gaussian_multiplier(q, n_steps, epsilon, delta, accountant):
+    """The smallest noise multiplier of :func:`_gaussian_steps` within (epsilon, delta).
+
+    A pure function of public quantities, so it is cached: the folds and candidates of a search
+    that share a budget and a step count (a full-batch event does not depend on n) calibrate
+    once. Calibration is a bisection over the accountant (about 20 ms on a fit of 100 steps).
+    """
+    return calibrate_noise_multiplier(lambda z: _gaussian_steps(q, z, n_steps), epsilon, delta,
+                                      accountant)[0]
 
 
 class DPGDWS(DPOptimizer):
@@ -184,15 +205,11 @@ class DPGDWS(DPOptimizer):
         G = problem.gradient_bound
         sampling = "full batch" if q >= 1.0 else f"poisson(q={q:.6g})"
         if self.mechanism == "gaussian":
-            if q >= 1.0:
-                def make(z):
-                    return SelfComposedEvent(GaussianEvent(z), n_steps)
-            else:
-                def make(z):
-                    return SelfComposedEvent(PoissonGaussianEvent(q, z), n_steps)
-            z, _ = calibrate_noise_multiplier(make, budget.epsilon, budget.delta, budget.accountant)
+            z = gaussian_multiplier(float(q), int(n_steps), float(budget.epsilon),
+                                    float(budget.delta), budget.accountant)
             record = PrivacyRecord.from_event(
-                make(z), budget.delta, budget.accountant, mechanism="gaussian",
+                _gaussian_steps(q, z, n_steps), budget.delta, budget.accountant,
+                mechanism="gaussian",
                 noise_multiplier=z, sensitivity=G, n_steps=n_steps, sampling=sampling,
             )
             return z * G, record
