@@ -247,7 +247,9 @@ def optimizer_paths():
         P("dp_nag_opt poisson", "Poisson batches", "dp_nag_opt", _NAG_POISSON, lam=1e-4),
         P("dp_nag_opt poisson uniform", "Poisson batches", "dp_nag_opt",
           {**_NAG_POISSON, "allocation": "uniform"}, lam=1e-4, fits=3000),
-        P("dp_masg poisson", "Poisson batches", "dp_masg", _NAG_POISSON, lam=1e-4, fits=2000),
+        # 3000 fits: with the geometric-skip sampler's stream the x0.5 fault's lower bound at
+        # 2000 fits was 1.96 against the claim 2.0 (caught at 3000: 2.63; the real path 0.69)
+        P("dp_masg poisson", "Poisson batches", "dp_masg", _NAG_POISSON, lam=1e-4, fits=3000),
         P("dp_sgld poisson", "Poisson batches", "dp_sgld", _SGLD_POISSON, lam=1.0, fits=2000),
         P("dp_nsgd_tree full batch", "Poisson batches", "dp_nsgd_tree", _TREE_FULL,
           design="dominated"),
