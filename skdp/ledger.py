@@ -44,8 +44,8 @@ process-wide context.
 This needs a file system shared by the processes (one machine). A Dask cluster on one machine
 (``distributed.LocalCluster``, joblib's ``"dask"`` backend) is served by the same spool. A copy
 unpickled on another machine (a multi-host cluster) cannot reach the spool: it refuses to charge
-(the fit raises), never loses a charge. There, open :meth:`PrivacyLedger.reserve` around the
-search (its fold fits are planned and charged on the client before they run; the copies sent to
+(the fit raises), never loses a charge. There, run the search with
+:meth:`PrivacyLedger.fit_search` (its fold fits are planned and charged on the client before they run; the copies sent to
 the workers carry the plan and take the planned events), search with
 :class:`~skdp.model_selection.PrivateSearchCV` on Dask inputs (the search is charged once, on the
 client, before any run), or pass the fitted estimators' events to :meth:`PrivacyLedger.record` or
@@ -310,7 +310,7 @@ def _composed_epsilon(events, delta, accountant):
 
 # -- prepaid fits -------------------------------------------------------------------------------
 class _Reservation:
-    """The planned events of fits charged in advance by :meth:`PrivacyLedger.reserve`.
+    """The planned events of fits charged in advance by :meth:`PrivacyLedger.fit_search`.
 
     A copy travels with every pickled copy of the ledger while the reservation is open. A fit
     whose exact event is one of the planned events takes it (it is not charged again); any
@@ -479,7 +479,7 @@ class PrivacyLedger:
         self._finalizer = None  # removes the spool of an owner
         self._orphan = False  # inherited through fork with no spool: cannot reach its owner
         self._remote = False  # unpickled on another machine than its owner's (also an orphan)
-        self._reservation = None  # prepaid fits (see reserve)
+        self._reservation = None  # prepaid fits (see fit_search)
         with _REGISTRY_LOCK:
             _REGISTRY[uid] = self
 
@@ -536,8 +536,8 @@ class PrivacyLedger:
                 f"{self._label()} was sent to another machine (host {socket.gethostname()!r}, "
                 "a worker of a multi-host cluster) than the one holding its spool, so charges "
                 "made here cannot reach it; nothing is charged and the fit is refused. On a "
-                "cluster, open `with ledger.reserve(search, X, y):` around the search (its fold "
-                "fits are charged on the client before they run; a fit outside that plan is "
+                "cluster, run the search with ledger.fit_search(search, X, y) (its fold fits "
+                "are charged on the client before they run; a fit outside that plan is "
                 "refused here), or search with skdp.model_selection.PrivateSearchCV (charged "
                 "once, on the client, before any run) on Dask inputs, or run the search on one "
                 "machine "
@@ -792,21 +792,21 @@ class PrivacyLedger:
                                                    label))
         _charge([self], entries)
 
-    def reserve(self, search, X, y=None, groups=None, label=None):
-        """Charge a search's cross-validation fits now, before they run elsewhere.
+    def fit_search(self, search, X, y=None, groups=None, label=None, **fit_params):
+        """Fit a search whose fits run on other machines, its folds charged here beforehand.
 
-        For a search whose fits run on other machines (``GridSearchCV`` under
-        ``joblib.parallel_backend("dask")`` on a multi-host cluster), where a copy of the ledger
-        cannot reach this one to charge it. On entering the returned context, the event of every
-        fit the search will make (each candidate on each fold, planned from public quantities
-        with :func:`skdp.model_selection.plan_search_fits`) is charged here at once, checked
-        against the ceiling (nothing runs if the search does not fit under it). Inside the
-        context, a fit in a worker whose exact event is one of the planned ones takes it instead
-        of being charged again (each pickled copy of the ledger carries the plan, and can take
-        each planned event once); any other fit in a worker is charged as usual, and refused
-        where the ledger cannot be charged (another machine). Fits in this process, the refit
-        of the search included, are always charged as usual: a search run here inside a
-        reservation is charged twice (the ledger over-states, never under-states).
+        For ``GridSearchCV`` / ``RandomizedSearchCV`` under ``joblib.parallel_backend("dask")``
+        on a multi-host cluster, where a copy of the ledger sent to a worker cannot reach this
+        one to charge it. First the event of every fit the search will make (each candidate on
+        each fold, planned from public quantities with
+        :func:`skdp.model_selection.plan_search_fits`) is charged here at once, against the
+        ceiling: if they do not fit under it, nothing is charged and nothing runs. Then
+        ``search.fit(X, y, groups=groups, **fit_params)`` runs once. Each copy of the ledger
+        pickled during that call (one per task sent to a worker) carries the plan: a fit in a
+        worker whose exact event is a planned one takes it instead of being charged again, and
+        any other fit in a worker is charged as usual, or refused where the ledger cannot be
+        charged (another machine). The plan ends with the call, so copies made later carry
+        nothing. Fits in this process, the refit included, are charged as usual.
 
         Parameters
         ----------
@@ -814,28 +814,34 @@ class PrivacyLedger:
             Its splitter must choose folds independently of the data (for example
             ``KFold(n_splits, shuffle=True)``), as composing the folds' events requires.
         X, y, groups : array-like
-            The data the search will be fitted on (shape, fold sizes, label set).
+            The data of the search.
         label : str or None
+        **fit_params
+            Passed to ``search.fit``.
 
         Returns
         -------
-        context manager
-            Entering it charges the plan and returns the list of planned
-            :class:`LedgerEntry`.
+        search
+            Fitted.
 
         Raises
         ------
         BudgetExceededError
-            On entering, when the planned fits would pass the ceiling (nothing is charged).
+            When the planned fits would pass the ceiling (nothing is charged, nothing runs).
 
         Notes
         -----
-        Events are functions of public quantities, so the plan is exact: the fits record the
-        planned events (a fit whose event differs, say because the search's parameters were
-        changed, is charged as usual). Planned events left unused stay charged. On leaving, a
-        fitted search whose number of fits differs from the plan gets a warning.
+        Events are functions of public quantities, so the plan is exact: the fold fits record
+        the planned events, one fit per planned event (a search makes each fold fit once). The
+        plan is tied to this one call because copies cannot count what other copies took: a
+        plan left open across two searches would let the second one's folds go uncharged. A
+        search run in this process (no worker) is charged twice: the ledger over-states, never
+        under-states. After the call, a search whose number of fits differs from the plan gets
+        a warning.
         """
-        return _ReservedSearch(self, search, X, y, groups, label)
+        with _ReservedSearch(self, search, X, y, groups, label):
+            search.fit(X, y, groups=groups, **fit_params)
+        return search
 
     def summary(self):
         """A short text table: one line per charge and the composed total."""
@@ -861,7 +867,7 @@ class PrivacyLedger:
 
 
 class _ReservedSearch:
-    """The context of :meth:`PrivacyLedger.reserve`."""
+    """The plan of :meth:`PrivacyLedger.fit_search`, open for one ``search.fit`` call."""
 
     def __init__(self, ledger, search, X, y, groups, label):
         self.ledger, self.search, self.label = ledger, search, label
@@ -898,7 +904,7 @@ class _ReservedSearch:
                 import warnings
 
                 warnings.warn(
-                    f"{led._label()}: the reservation planned {len(self.entries)} fits but the "
+                    f"{led._label()}: fit_search planned {len(self.entries)} fits but the "
                     f"search made {made}; fits outside the plan were charged as usual (or "
                     "refused where the ledger could not be reached), and planned fits that did "
                     "not run stay charged",

@@ -340,13 +340,14 @@ def _independent_search_epsilon(est, grid, cv, X, y, search, delta):
     return compute_epsilon(compose(fits + [search.best_estimator_]), delta), len(fits) + 1
 
 
-def test_grid_search_on_a_multi_host_cluster_charges_every_fit_through_a_reservation(
+def test_grid_search_on_a_multi_host_cluster_charges_every_fit_through_fit_search(
         client, monkeypatch):
     """A multi-host cluster, simulated: the client's host name differs from the workers', so
     every copy of the ledger sent to a worker is a remote copy that cannot reach the spool.
-    Without a reservation each fold fit is refused; with ``ledger.reserve(search, X, y)`` the
-    folds are charged on the client before they run and take their planned events on the
-    workers, and the ledger ends with exactly every fit of the search."""
+    Without ``fit_search`` each fold fit is refused; with ``ledger.fit_search(search, X, y)``
+    the folds are charged on the client before they run and take their planned events on the
+    workers, and the ledger ends with exactly every fit of the search; a second search is
+    charged again in full (the plan of the first one does not outlive its call)."""
     import joblib
     from sklearn.model_selection import GridSearchCV, KFold
 
@@ -366,18 +367,24 @@ def test_grid_search_on_a_multi_host_cluster_charges_every_fit_through_a_reserva
 
     ledger = PrivacyLedger(epsilon=20.0, delta=1e-5)
     search = GridSearchCV(est.set_params(ledger=ledger), grid, cv=cv, error_score="raise")
-    with ledger.reserve(search, X, y2) as planned, joblib.parallel_backend("dask"):
-        assert len(planned) == len(ledger) == 3 * 2  # charged before anything ran
-        search.fit(X, y2)
+    with joblib.parallel_backend("dask"):
+        assert ledger.fit_search(search, X, y2) is search
     expected, n_fits = _independent_search_epsilon(est, grid, cv, X, y2, search, 1e-5)
     assert len(ledger) == n_fits == 3 * 2 + 1  # the folds once each, and the refit
     assert ledger.entries[-1].event == search.best_estimator_.dp_event_
     assert math.isclose(ledger.spent(), expected, rel_tol=1e-9)
+    assert ledger._reservation is None
+    with joblib.parallel_backend("dask"):  # the same search again: every fit charged again
+        ledger.fit_search(search, X, y2)
+    assert len(ledger) == 2 * n_fits
+    with joblib.parallel_backend("dask"), pytest.raises(RuntimeError, match="another machine"):
+        search.fit(X, y2)  # outside fit_search: no plan, the worker copies refuse
+    assert len(ledger) == 2 * n_fits
 
 
-def test_a_reservation_is_charged_before_the_search_and_holds_the_ceiling():
-    """Entering a reservation that would pass the ceiling charges nothing and runs nothing; a
-    remote copy takes each planned event once and refuses any fit beyond the plan."""
+def test_fit_search_charges_before_the_search_and_holds_the_ceiling():
+    """A plan that would pass the ceiling charges nothing and runs nothing; a remote copy made
+    while the plan is open takes each planned event once and refuses any fit beyond it."""
     import pickle
 
     from sklearn.model_selection import GridSearchCV, KFold
@@ -392,14 +399,14 @@ def test_a_reservation_is_charged_before_the_search_and_holds_the_ceiling():
     small = PrivacyLedger(epsilon=0.6, delta=1e-5)
     search = GridSearchCV(est.set_params(ledger=small), {"epsilon": [0.5, 1.0]}, cv=cv)
     with pytest.raises(BudgetExceededError, match="Nothing was run"):
-        with small.reserve(search, X, y2):
-            raise AssertionError("the search must not start")  # pragma: no cover
+        small.fit_search(search, X, y2)
     assert len(small) == 0 and small._reservation is None
+    assert not hasattr(search, "cv_results_")  # the search never started
 
     owner = PrivacyLedger(epsilon=20.0, delta=1e-5)
     search = GridSearchCV(est.set_params(ledger=owner), {"epsilon": [1.0]}, cv=cv)
     train = next(cv.split(X, y2))[0]
-    with owner.reserve(search, X, y2):
+    with ledger_module._ReservedSearch(owner, search, X, y2, None, None):  # fit_search's plan
         real_host = ledger_module._HOST
         ledger_module._HOST = "client-host-of-a-simulated-cluster"
         try:
