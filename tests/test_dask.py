@@ -473,28 +473,37 @@ def test_private_robust_scaler_on_dask_equals_memory(client, monkeypatch):
 
     X, _ = _raw()
     for eps in (0.5, math.inf):
-        a = PrivateRobustScaler(epsilon=eps, random_state=4).fit(X)
+        a = PrivateRobustScaler(epsilon=eps, random_state=4, if_unreliable="scale").fit(X)
         with monkeypatch.context() as m:
             def refuse(self, *args, **kwargs):
                 raise AssertionError("a dask array was converted to numpy on the client")
 
             if math.isfinite(eps):  # (epsilon = inf: exact quantiles gather a column each)
                 m.setattr(da.Array, "__array__", refuse)
-            b = PrivateRobustScaler(epsilon=eps, random_state=4).fit(_lazy(X))
+            b = PrivateRobustScaler(epsilon=eps, random_state=4, if_unreliable="scale").fit(
+                _lazy(X))
             out = b.transform(_lazy(X))
         assert np.array_equal(b.bounds_, a.bounds_) and np.array_equal(b.quantiles_, a.quantiles_)
         assert b.dp_event_ == a.dp_event_ and b.epsilon_ == a.epsilon_
         assert isinstance(out, da.Array) and out.chunks[0] == CHUNKS
         assert np.array_equal(out.compute(), a.transform(X))
     frame = pd.DataFrame(X, columns=list("abcd"))
-    c = PrivateRobustScaler(epsilon=0.5, random_state=4).fit(dd.from_pandas(frame, npartitions=3))
+    c = PrivateRobustScaler(epsilon=0.5, random_state=4, if_unreliable="scale").fit(
+        dd.from_pandas(frame, npartitions=3))
     assert list(c.feature_names_in_) == list("abcd")
-    assert np.array_equal(c.bounds_, PrivateRobustScaler(epsilon=0.5, random_state=4).fit(
-        frame).bounds_)
+    assert np.array_equal(c.bounds_, PrivateRobustScaler(
+        epsilon=0.5, random_state=4, if_unreliable="scale").fit(frame).bounds_)
     bad = X.copy()
     bad[300, 2] = np.nan
-    with pytest.raises(ValueError, match="NaN"):
-        PrivateRobustScaler(epsilon=0.5).fit(_lazy(bad))
+    for mode in ("scale", "passthrough"):
+        with pytest.raises(ValueError, match="NaN"):
+            PrivateRobustScaler(epsilon=0.5, if_unreliable=mode).fit(_lazy(bad))
+    # too few rows for 8 quartiles at epsilon 0.5: the identity, lazy, releasing nothing
+    with pytest.warns(UserWarning, match="pass through"):
+        p = PrivateRobustScaler(epsilon=0.5).fit(_lazy(X))
+    out = p.transform(_lazy(X))
+    assert p.passthrough_ and p.epsilon_ == 0.0 and isinstance(out, da.Array)
+    assert np.array_equal(out.compute(), X)
     with pytest.raises(ValueError, match="features"):
         c.transform(_lazy(X[:, :3]))
 

@@ -1,6 +1,7 @@
 """Private preprocessing and one budget for a pipeline (issue 14, items 2 and 3)."""
 
 import math
+import warnings
 import pickle
 
 import numpy as np
@@ -21,7 +22,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skdp import DPLogisticRegression, DPRidge, PrivacyLedger
 from skdp.datasets import ADULT_CATEGORIES, ADULT_NUMERIC, find_data_dir
 from skdp.pipeline import (
-    DEFAULT_PREPROCESSING_SHARE, NonPrivateStepError, PrivatePipeline, check_private_steps,
+    DEFAULT_PREPROCESSING_SHARE, NonPrivateStepError, check_private_steps,
     make_private_pipeline,
 )
 from skdp.preprocessing import PrivateRobustScaler
@@ -84,7 +85,10 @@ def test_scaler_public_bounds_and_epsilon_inf():
     assert isinstance(exact.dp_event_, NonPrivateEvent) and exact.epsilon_ == math.inf
 
 
-@parametrize_with_checks([PrivateRobustScaler(random_state=0)])
+@parametrize_with_checks([
+    PrivateRobustScaler(random_state=0),  # small check data: mostly the passthrough path
+    PrivateRobustScaler(random_state=0, if_unreliable="scale"),  # always the released bounds
+])
 def test_scaler_is_a_scikit_learn_transformer(estimator, check):
     check(estimator)
 
@@ -116,8 +120,12 @@ def test_scaler_charges_its_ledger_alone_and_not_in_a_pipeline():
     X, y = _frame(500)
     num = X[["age", "income"]].to_numpy()
     ledger = PrivacyLedger(delta=DELTA)
-    PrivateRobustScaler(epsilon=0.5, delta=DELTA, ledger=ledger, random_state=0).fit(num)
+    PrivateRobustScaler(epsilon=0.5, delta=DELTA, ledger=ledger, random_state=0,
+                        if_unreliable="scale").fit(num)
     assert len(ledger) == 1 and ledger.spent() <= 0.5
+    with pytest.warns(UserWarning, match="pass through"):  # 500 rows: too few at epsilon 0.5
+        passed = PrivateRobustScaler(epsilon=0.5, delta=DELTA, ledger=ledger).fit(num)
+    assert passed.passthrough_ and len(ledger) == 1  # released nothing, charged nothing
     pipe = make_private_pipeline(PrivateRobustScaler(ledger=ledger, random_state=0),
                                  DPLogisticRegression(random_state=0), epsilon=1.0, delta=DELTA)
     pipe.fit(num, y)
@@ -332,3 +340,149 @@ def test_raw_adult_dataframe():
         DPLogisticRegression(random_state=0), epsilon=1.0, delta=DELTA,
     ).fit(X_tr[:8000], y_tr[:8000])
     assert pipe.score(X_te, y_te) > 0.8 and pipe.epsilon_ <= 1.0
+
+
+# -- small data: the scaler passes through rather than release noise ----------------------------
+def test_scaler_passes_through_on_raw_breast_cancer():
+    """426 rows, 30 features at epsilon 1: 60 quartiles would be noise (the pipeline used to
+    score the majority class, 0.63); the scaler releases nothing and the estimator bounds the
+    rows itself with the whole budget: the same fit as the estimator alone."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, random_state=0, stratify=y)
+    with pytest.warns(UserWarning, match="pass through"):
+        pipe = make_private_pipeline(PrivateRobustScaler(random_state=0),
+                                     DPLogisticRegression(random_state=0), epsilon=1.0,
+                                     delta=DELTA).fit(X_tr, y_tr)
+    scaler = pipe[0]
+    assert scaler.passthrough_ and scaler.quantiles_ is None and scaler.epsilon_ == 0.0
+    assert np.array_equal(scaler.transform(X_te), X_te)
+    alone = DPLogisticRegression(epsilon=1.0, delta=DELTA, random_state=0).fit(X_tr, y_tr)
+    np.testing.assert_array_equal(pipe[-1].coef_, alone.coef_)
+    released = [e for e in pipe.dp_event_.events if e != ComposedEvent(())]  # the scaler's: none
+    assert released == list(alone.dp_event_.events)
+    assert pipe.epsilon_ == alone.epsilon_ <= 1.0
+    assert set(pipe[-1].privacy_record_.details["private_bounds"]) == {"data_norm"}
+    assert pipe.score(X_te, y_te) >= 0.85
+    # the old behaviour, on request: 60 releases, far from the data
+    forced = make_private_pipeline(PrivateRobustScaler(random_state=0, if_unreliable="scale"),
+                                   DPLogisticRegression(random_state=0), epsilon=1.0, delta=DELTA)
+    with pytest.warns(UserWarning, match="unreliable"):
+        forced.fit(X_tr, y_tr)
+    assert not forced[0].passthrough_ and forced[0].quantiles_.shape == (30, 2)
+    assert forced.epsilon_ <= 1.0
+
+
+def test_scaler_passthrough_is_a_public_decision():
+    """The choice reads n, d, the budget and the grid size only: two data sets of one shape
+    and budget get the same choice whatever their values."""
+    rng = np.random.default_rng(1)
+    for n, expect in ((200, True), (2000, False)):
+        choices = set()
+        for scale in (1e-3, 1.0, 1e6):
+            X = rng.normal(size=(n, 2)) * scale
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                s = PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=0).fit(X)
+            choices.add(s.passthrough_)
+        assert choices == {expect}
+
+
+# -- end-to-end audits of the pipeline's paths --------------------------------------------------
+def _audit_data(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(1.0, 2.0, size=(n, 1))
+    y = rng.integers(0, 2, n)
+    X[0], y[0] = 1000.0, 1  # the canary: an extreme value, above every quartile
+    return X, y
+
+
+def _scaled_pipeline(epsilon, if_unreliable):
+    def factory(seed):
+        return make_private_pipeline(
+            PrivateRobustScaler(random_state=seed, if_unreliable=if_unreliable),
+            DPLogisticRegression(fit_intercept=False, random_state=seed),
+            epsilon=epsilon, delta=DELTA,
+        )
+    return factory
+
+
+def _exact_quantile(x, q, epsilon, rng, candidates=None, log_prior=None):
+    """A fault: the scaler's quantile released without noise."""
+    return float(np.quantile(np.asarray(x, dtype=float), q)), ExponentialMechanismEvent(epsilon)
+
+
+def _audit_released_path(n_fits):
+    """The scaler's releases (``if_unreliable="scale"``) then the model, on D and on D' (the
+    canary's raw row zeroed). A raw zero row is not the pipeline's null record (the scaler
+    counts it, and maps it off 0), so the provable claim is the replace-one one: group
+    privacy of size 2, (2 eps, (1 + e^eps) delta)."""
+    from skdp.audit import audit_estimator
+
+    eps = 0.5
+    X, y = _audit_data()
+    factory = _scaled_pipeline(eps, "scale")
+    claim = dict(claimed_epsilon=2 * eps, claimed_delta=(1 + math.exp(eps)) * DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 2 quartiles of 200 rows are unreliable: forced here
+        probe = factory(0).fit(X, y)
+        assert probe.epsilon_ <= eps and not probe[0].passthrough_
+        release = audit_estimator(factory, X, y, 0, n_fits=n_fits, random_state=3,
+                                  statistic=lambda m: m[0].quantiles_[0, 1], **claim)
+        model = audit_estimator(factory, X, y, 0, n_fits=n_fits, random_state=4, **claim)
+    return release, model, factory, X, y, claim
+
+
+def test_audit_pipeline_with_released_bounds(monkeypatch):
+    from skdp.audit import audit_estimator
+
+    release, model, factory, X, y, claim = _audit_released_path(n_fits=100)
+    assert not release.violated, release.summary()
+    assert not model.violated, model.summary()
+    # the audit sees a scaler that releases its quantiles without noise
+    monkeypatch.setattr("skdp.preprocessing._scaler.private_quantile", _exact_quantile)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        leak = audit_estimator(factory, X, y, 0, n_fits=100, random_state=3,
+                               statistic=lambda m: m[0].quantiles_[0, 1], **claim)
+    assert leak.violated, leak.summary()
+
+
+@pytest.mark.slow
+def test_audit_pipeline_with_released_bounds_large():
+    release, model, *_ = _audit_released_path(n_fits=1000)
+    assert not release.violated, release.summary()
+    assert not model.violated, model.summary()
+
+
+def _audit_passthrough_path(n_fits, eps):
+    """The scaler passes through (too few rows): the pipeline is the estimator with
+    data_norm="auto"; a zero row is its null record (no intercept), so the claim is the
+    pipeline's own epsilon_."""
+    from skdp.audit import audit_estimator, make_canary
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(250, 2)) * np.array([1.0, 100.0])
+    y = (X[:, 0] > 0).astype(int)
+    c = make_canary(X, y, data_norm=float(np.median(np.linalg.norm(X, axis=1))))
+    factory = _scaled_pipeline(eps, "passthrough")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        probe = factory(0).fit(c.X, c.y)
+        assert probe[0].passthrough_ and 0.99 * eps < probe.epsilon_ <= eps
+        return audit_estimator(factory, c.X, c.y, c.index, n_fits=n_fits, random_state=5)
+
+
+def test_audit_pipeline_passthrough():
+    res = _audit_passthrough_path(n_fits=60, eps=2.0)
+    assert res.claimed_epsilon <= 2.0
+    assert not res.violated, res.summary()
+
+
+@pytest.mark.slow
+def test_audit_pipeline_passthrough_large():
+    for eps in (1.0, 4.0):
+        res = _audit_passthrough_path(n_fits=500, eps=eps)
+        assert not res.violated, res.summary()

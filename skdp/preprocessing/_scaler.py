@@ -7,7 +7,7 @@ import numpy as np
 from numbers import Real
 
 from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask import column_counts, dask_features, is_dask, map_rows
@@ -33,12 +33,16 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     transform is row-wise, so a model fitted after it keeps its sensitivity argument.
 
     Reliability: the ``2 * n_features`` quantiles share the budget, and a quartile needs about
-    ``n * epsilon_q / 4 >= 18`` records (:func:`skdp.privacy.quantiles.is_reliable`); the fit
-    warns when that fails. At epsilon 1 with the default pipeline share (10%) that is about 3,600
-    records for 30 features and 1,600 for 6 (about ``650 * sqrt(n_features)``): scale few
-    columns privately, and give public bounds for the others when they are known. With fewer
-    rows, leave the features unscaled and let the estimator's ``data_norm="auto"`` (one private
-    median for all features) bound the rows: see :ref:`raw_data`.
+    ``n * epsilon_q / 4 >= 18`` records (:func:`skdp.privacy.quantiles.is_reliable`). At
+    epsilon 1 with the default pipeline share (10%) that is about 3,600 records for 30 features
+    and 1,600 for 6 (about ``650 * sqrt(n_features)``): scale few columns privately, and give
+    public bounds for the others when they are known. With fewer rows the released quantiles
+    are noise (on 426 rows of raw breast cancer, bounds off by factors up to 2^30, and a model
+    at the majority class), so by default (``if_unreliable="passthrough"``) the scaler then
+    releases nothing, warns, and passes its features through unscaled: a skdp estimator after it
+    bounds the rows itself (``data_norm="auto"``, one private median for all features) with the
+    budget the scaler did not spend. The decision reads only public quantities (n, the number
+    of features, the budget, the grid size). See :ref:`raw_data`.
 
     A feature whose two quantiles coincide (a spike, such as a mostly-zero "capital gain") gets
     the grid cell above the spike as its spread: the output is then close to an indicator of
@@ -61,6 +65,10 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     fence : float >= 0, default=1.5
         Bounds are the quantiles widened by ``fence`` times their distance (1.5: Tukey's fences,
         about 2.7 standard deviations from the centre for normal data).
+    if_unreliable : {"passthrough", "scale"}, default="passthrough"
+        What to do when the quantiles would be unreliable by the public rule above:
+        ``"passthrough"``: release nothing, spend nothing, warn, and pass the features through
+        unchanged; ``"scale"``: release them anyway, with a warning.
     grid : array-like or None, default=None
         Public, strictly increasing candidates for the quantiles; None:
         :func:`skdp.privacy.quantiles.signed_grid` (magnitudes 2^-16 to 2^32, ratio 2^(1/4)).
@@ -75,7 +83,10 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     bounds_ : ndarray of shape (n_features, 2)
         The clipping bounds (public, or released by the mechanism).
     quantiles_ : ndarray of shape (n_features, 2) or None
-        The released quantiles (None with public ``bounds``).
+        The released quantiles (None with public ``bounds`` or when passing through).
+    passthrough_ : bool
+        Whether the features pass through unscaled (see ``if_unreliable``); ``bounds_`` is
+        then ``(-inf, inf)`` for every feature.
     epsilon_, delta_ : float
         The step's own spend (0 with public bounds).
     dp_event_ : DPEvent
@@ -90,6 +101,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         "bounds": ["array-like", None],
         "quantile_range": [tuple, list],
         "fence": [Interval(Real, 0, None, closed="left")],
+        "if_unreliable": [StrOptions({"passthrough", "scale"})],
         "grid": ["array-like", None],
         "random_state": RANDOM_STATE,
         "secure_mode": ["boolean"],
@@ -98,7 +110,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
 
     def __init__(
         self, epsilon=1.0, delta=None, bounds=None, quantile_range=(25.0, 75.0), fence=1.5,
-        grid=None, random_state=None, secure_mode=False, ledger=None,
+        grid=None, random_state=None, secure_mode=False, ledger=None, if_unreliable="passthrough",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -109,6 +121,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         self.random_state = random_state
         self.secure_mode = secure_mode
         self.ledger = ledger
+        self.if_unreliable = if_unreliable
 
     def _check_params(self, n_features):
         try:
@@ -167,6 +180,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             self, X, dtype=np.float64)
         n, d = (int(v) for v in X.shape)
         q_lo, q_hi, fence, bounds, grid = self._check_params(d)
+        self.passthrough_ = False
         if bounds is not None:  # public bounds: nothing is released
             self.quantiles_ = None
             self._set_bounds(bounds)
@@ -185,7 +199,18 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         else:
             eps = em_epsilon(rho, 2 * d)
             q_min = min(q_lo, 1.0 - q_lo, q_hi, 1.0 - q_hi)
-            if not is_reliable(n, eps, max(q_min, 1.0 / n), grid.size):  # public quantities
+            # decided from public quantities only (n, d, the budget, the grid size)
+            if not is_reliable(n, eps, max(q_min, 1.0 / n), grid.size):
+                if self.if_unreliable == "passthrough":
+                    warnings.warn(
+                        f"PrivateRobustScaler: {2 * d} private quantiles of {n} records at "
+                        f"epsilon {eps:.3g} each would be unreliable, so the features pass "
+                        "through unscaled and the step spends nothing (a skdp estimator after it "
+                        "then bounds the rows itself, data_norm='auto'); pass public bounds, "
+                        "scale fewer features, or use more data or budget",
+                        UserWarning, stacklevel=2,
+                    )
+                    return self._pass_through(X if dask_input else None)
                 warnings.warn(
                     f"PrivateRobustScaler: {2 * d} private quantiles of {n} records at epsilon "
                     f"{eps:.3g} each are unreliable (they can land far from the data); pass "
@@ -212,6 +237,22 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         self._finish(event, delta, ledgers, n)
         return self
 
+    def _pass_through(self, dask_X=None):
+        """The identity, releasing nothing (a public decision: see ``if_unreliable``)."""
+        if dask_X is not None:  # as validate_data in memory: one pass on the workers
+            import dask.array as da
+
+            if not bool(da.isfinite(dask_X).all().compute()):
+                raise ValueError("Input X contains NaN or infinity.")
+        self.passthrough_ = True
+        self.quantiles_ = None
+        d = self.n_features_in_
+        self.bounds_ = np.column_stack([np.full(d, -np.inf), np.full(d, np.inf)])
+        self._centre, self._half = np.zeros(d), np.ones(d)
+        self.dp_event_, self.epsilon_, self.delta_ = ComposedEvent(()), 0.0, 0.0
+        self.privacy_record_ = None
+        return self
+
     def _set_bounds(self, bounds):
         self.bounds_ = bounds
         self._centre = (bounds[:, 0] + bounds[:, 1]) / 2.0
@@ -222,11 +263,12 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         array, chunk by chunk, for a dask input)."""
         check_is_fitted(self, "bounds_")
         centre, half = self._centre, self._half
+        low, high = (-np.inf, np.inf) if self.passthrough_ else (-1.0, 1.0)
         if is_dask(X):
             X = dask_features(self, X, reset=False)
-            return map_rows(lambda b: np.clip((b - centre) / half, -1.0, 1.0), X)
+            return map_rows(lambda b: np.clip((b - centre) / half, low, high), X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return np.clip((X - centre) / half, -1.0, 1.0)
+        return np.clip((X - centre) / half, low, high)
 
     def inverse_transform(self, X):
         """Map [-1, 1] back onto ``bounds_`` (clipped values stay at the bounds)."""
@@ -235,8 +277,9 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         return X * self._half + self._centre
 
     def _skdp_output_norm_bound(self):
-        """Public bound on the norm of a transformed row: every coordinate is in [-1, 1]."""
-        return math.sqrt(self.n_features_in_)
+        """Public bound on the norm of a transformed row: every coordinate is in [-1, 1]; none
+        when the features passed through."""
+        return None if self.passthrough_ else math.sqrt(self.n_features_in_)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
