@@ -76,7 +76,7 @@ from skdp.datasets import find_data_dir, load_adult, load_wine_frame
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _anchors import opacus_fit  # noqa: E402
+from _anchors import opacus_accountant, opacus_config, opacus_fit  # noqa: E402
 
 RESULTS = HERE / "results"
 CACHE = HERE / ".cache" / "anchors.json"
@@ -84,18 +84,15 @@ DELTA = 1e-5
 N_GRID = (500, 1000, 2000, 5000, 10000, 30000)
 EPS_GRID = (0.1, 0.3, 1.0, 3.0)
 OPTIMIZERS = ("dp_gdws", "dp_scd", "dp_nag_opt", "dp_masg", "dp_sgld", "dp_nsgd_tree")
+# (class, task, default optimizer: read from the class, so the criteria follow the defaults)
 ESTIMATORS = {
-    "logistic": (DPLogisticRegression, "classification", "dp_gdws"),
-    "svc": (DPLinearSVC, "classification", "dp_gdws"),
-    "ridge": (DPRidge, "regression", "dp_scd"),
+    name: (cls, task, cls().get_params()["optimizer"])
+    for name, cls, task in (("logistic", DPLogisticRegression, "classification"),
+                            ("svc", DPLinearSVC, "classification"),
+                            ("ridge", DPRidge, "regression"))
 }
 DEV = ("adult", "breast_cancer", "digits", "wine", "diabetes", "make_regression")
 HELDOUT = ("california", "make_classification")
-
-
-def opacus_config(n):
-    """The anchor's fixed configuration (the issue's): a function of n only."""
-    return {"lr": 1.0, "batch_size": 64 if n <= 2000 else 512, "epochs": 10, "max_grad_norm": 1.0}
 
 
 # ----------------------------------------------------------------------------- data
@@ -251,7 +248,7 @@ class Cache:
 
 def opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed):
     cfg = opacus_config(X_tr.shape[0])
-    cfg["accountant"] = "prv" if eps < 0.5 else "rdp"
+    cfg["accountant"] = opacus_accountant(eps)
     y = y_tr.astype(np.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -35,7 +35,7 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _anchors import AnchorUnavailable, diffprivlib_runs, opacus_fit
+from _anchors import CHEAP_OPACUS_CONFIG, AnchorUnavailable, diffprivlib_runs, opacus_config, opacus_fit
 from _timing import best_time, epochs_of, xw_pass_time
 
 RESULTS = HERE / "results"
@@ -85,15 +85,13 @@ def adult_fit_times(skip_anchors=False):
     notes = []
     if not skip_anchors:
         try:
-            from bench_defaults import opacus_config
-
             # issue 15's accuracy anchor (lr 1, Poisson batch 512, 10 epochs: issue 16's table
             # timed 10 epochs too), and the older, cheaper configuration of _anchors.py
             anchor = opacus_config(n)
             for label, cfg in (
                 (f"Opacus DP-SGD (issue 15 anchor: nn.Linear, lr {anchor['lr']:g}, batch "
                  f"{anchor['batch_size']}, {anchor['epochs']} epochs)", anchor),
-                ("Opacus DP-SGD (nn.Linear, lr 0.5, batch 256, 5 epochs)", {}),
+                ("Opacus DP-SGD (nn.Linear, lr 0.5, batch 256, 5 epochs)", CHEAP_OPACUS_CONFIG),
             ):
                 times, accs = [], []
                 for k in range(3):

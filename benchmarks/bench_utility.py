@@ -37,7 +37,7 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import Normalizer, StandardScaler
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _anchors import AnchorUnavailable, diffprivlib_runs, opacus_runs
+from _anchors import AnchorUnavailable, diffprivlib_runs, opacus_config, opacus_runs
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DELTA = 1e-5
@@ -82,7 +82,9 @@ def run_anchors(task, X_tr, y_tr, X_te, y_te, epsilons, seeds, anchors):
         try:
             if a == "opacus":
                 res = opacus_runs(task, X_tr, y_tr, X_te, y_te, epsilons, seeds, DELTA)
-                label = ("Opacus DP-SGD", "nn.Linear, SGD lr 0.5, batch 256, 5 epochs, clip 1")
+                cfg = opacus_config(len(X_tr))
+                label = ("Opacus DP-SGD", f"nn.Linear, SGD lr {cfg['lr']:g}, batch "
+                         f"{cfg['batch_size']}, {cfg['epochs']} epochs, clip 1 (issue 15's anchor)")
             elif a == "diffprivlib":
                 res, versions = diffprivlib_runs(task, X_tr, y_tr, X_te, y_te, epsilons, seeds)
                 label = (f"diffprivlib {est}", f"diffprivlib {versions[0]} (sklearn {versions[1]}), pure eps-DP")

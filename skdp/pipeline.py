@@ -18,7 +18,9 @@
 When the preprocessing bounds its output rows publicly (every coordinate of
 :class:`~skdp.preprocessing.PrivateRobustScaler` is in [-1, 1], a one-hot block with public
 categories has norm at most 1, ``Normalizer`` gives norm 1), the final estimator's
-``data_norm="auto"`` uses that public bound and spends nothing on it.
+``data_norm="auto"`` uses that public bound and spends nothing on it. A scaler that passed its
+features through (too few rows for reliable quartiles: ``if_unreliable``) gives no bound, and
+spends nothing: the estimator then estimates the bound privately with the budget left.
 """
 
 from contextlib import contextmanager
