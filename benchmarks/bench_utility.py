@@ -148,7 +148,7 @@ def write(name, task, rows, epsilons, notes=(), seeds=None):
     lines.append("Regenerate: `python benchmarks/bench_utility.py --data " + name + f" --seeds {seeds}`. "
                  "skdp estimators at their defaults (C = 1, data_norm = 1) with the named optimizer. "
                  "Anchors on the same arrays; their configurations are stated in `benchmarks/_anchors.py` "
-                 "(Opacus: RDP accountant, `make_private_with_epsilon`, delta 1e-5, eps = inf is the same SGD "
+                 "(Opacus: issue 15's anchor, PRV accountant below eps 0.5 and RDP otherwise, `make_private_with_epsilon`, delta 1e-5, eps = inf is the same SGD "
                  "without clipping or noise; diffprivlib is pure eps-DP and has no eps = inf run).")
     lines.append("")
     for note in notes:
