@@ -22,7 +22,8 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         ``intercept_scaling_``.
     data_norm : float > 0 or "auto", default="auto"
         Bound on the L2 norm of a row of X: rows are scaled down to it (in a copy) before the
-        fit. A number is a public bound (free; it must not be derived from the private data).
+        fit, and predictions read rows scaled the same way (the function the fit learned: a row
+        within the bound is predicted as ``X @ coef_.T + intercept_``). A number is a public bound (free; it must not be derived from the private data).
         "auto": 1.5 times the private median row norm (every row counted once, whatever its
         ``sample_weight``), for 10% of the fit's zCDP budget (up to 40% on small data sets),
         included in ``epsilon_`` (see
@@ -100,7 +101,8 @@ PRIVACY_ATTRIBUTES = """epsilon_ : float
         private bounds included), composed with the fits it was warm-started from
         (``warm_start=True``).
     data_norm_ : float
-        The row-norm bound the fit used (the public number, or the private estimate).
+        The row-norm bound the fit used (the public number, or the private estimate); rows
+        above it are scaled down to it in predictions as in the fit.
     intercept_scaling_ : float
         The value of the intercept column the fit used.
     delta_ : float
