@@ -23,7 +23,8 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
     data_norm : float > 0 or "auto", default="auto"
         Bound on the L2 norm of a row of X: rows are scaled down to it (in a copy) before the
         fit, and predictions read rows scaled the same way (the function the fit learned: a row
-        within the bound is predicted as ``X @ coef_.T + intercept_``). A number is a public bound (free; it must not be derived from the private data).
+        within the bound is predicted as ``X @ coef_.T + intercept_``). A number is a public
+        bound (free; it must not be derived from the private data).
         "auto": 1.5 times the private median row norm (every row counted once, whatever its
         ``sample_weight``), for 10% of the fit's zCDP budget (up to 40% on small data sets),
         included in ``epsilon_`` (see
