@@ -29,7 +29,7 @@ from ..optimizers import (
 from ..optimizers._base import nonprivate_record
 from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord
 from ..progress import check_callback
-from ._bounds import PrivateFit, resolve_data_norm
+from ._bounds import PrivateFit, _row_norms, resolve_data_norm
 
 __all__ = ["DPLinearModel", "clip_rows"]
 
@@ -113,16 +113,7 @@ def prediction_row_factors(X, data_norm):
     the bound (all of them, for a bound above every row) are predicted exactly as
     ``X @ coef_.T + intercept_``.
     """
-    if sp.issparse(X):
-        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        norms = np.sqrt(sq)
-    else:
-        norms = np.sqrt(np.einsum("ij,ij->i", X, X))
-        bad = ~np.isfinite(norms)
-        if np.any(bad):  # overflow of the squares: the same norm, computed scaled
-            rows = X[bad]
-            top = np.max(np.abs(rows), axis=1)
-            norms[bad] = top * np.linalg.norm(rows / top[:, None], axis=1)
+    norms = _row_norms(X)
     with np.errstate(divide="ignore"):
         return np.where(norms > data_norm, data_norm / norms, 1.0)
 

@@ -344,17 +344,17 @@ def _is_zcdp_within(event, rho):
 
 
 def _row_norms(X):
+    """L2 norms of the rows of a dense, sparse or dask X (float64)."""
     if is_dask(X):  # one norm per row, computed where the rows live (never gathered)
         return X.map_blocks(
             lambda b: np.sqrt(np.einsum("ij,ij->i", b, b)), drop_axis=1, dtype=np.float64
         )
     if sp.issparse(X):
         return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    if X.dtype != np.float64:  # float32: in float64, a block of rows at a time (no copy of X)
-        from .._rows import row_norms
+    # dense: without overflow for huge entries; float32 in float64, a block of rows at a time
+    from .._rows import row_norms
 
-        return row_norms(X)
-    return np.sqrt(np.einsum("ij,ij->i", X, X))
+    return row_norms(X)
 
 
 def _weighted_rows(values, weights):
