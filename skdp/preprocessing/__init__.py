@@ -8,7 +8,7 @@ the second kind; :class:`skdp.pipeline.PrivatePipeline` puts both under one budg
 everything else.
 """
 
-from ._scaler import PrivateRobustScaler
+from ._scaler import PASSTHROUGH_EVIDENCE, PrivateRobustScaler
 from ._step import PrivateStepMixin, StepBudget
 
-__all__ = ["PrivateRobustScaler", "PrivateStepMixin", "StepBudget"]
+__all__ = ["PASSTHROUGH_EVIDENCE", "PrivateRobustScaler", "PrivateStepMixin", "StepBudget"]

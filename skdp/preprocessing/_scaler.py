@@ -17,7 +17,19 @@ from ..privacy import ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent,
 from ..privacy.quantiles import em_epsilon, is_reliable, private_quantile, signed_grid
 from ._step import PrivateStepMixin
 
-__all__ = ["PrivateRobustScaler"]
+__all__ = ["PrivateRobustScaler", "PASSTHROUGH_EVIDENCE"]
+
+#: ``if_unreliable="passthrough"`` passes the features through when the quantiles have less
+#: than this fraction of the evidence the reliability rule asks for
+#: (``n epsilon_q min(q, 1 - q) < PASSTHROUGH_EVIDENCE * 2 ln(K / 0.05)``); between it and the
+#: rule they are released with a warning. Fitted on public data (raw breast cancer, digits,
+#: Adult at 500 and 1000 rows, wine quality at 500 to 2000 rows, epsilon 0.3 / 1 / 3, 3 seeds,
+#: 21 cells): below 0.5 passing through was better or within a point in every cell (up to 28
+#: points better on breast cancer); from 0.5 to 1 releasing was better by 4 to 5 points on Adult
+#: and 0.12 of R^2 on wine at 2000 rows, worse by 12 points on digits (whose pixels share one
+#: public scale: give ``bounds=(0, 16)`` there). With 1 (the rule itself) those Adult and wine
+#: cells lose what the release gains them.
+PASSTHROUGH_EVIDENCE = 0.5
 
 
 class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMixin, BaseEstimator):
@@ -41,8 +53,10 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     at the majority class), so by default (``if_unreliable="passthrough"``) the scaler then
     releases nothing, warns, and passes its features through unscaled: a skdp estimator after it
     bounds the rows itself (``data_norm="auto"``, one private median for all features) with the
-    budget the scaler did not spend. The decision reads only public quantities (n, the number
-    of features, the budget, the grid size). See :ref:`raw_data`.
+    budget the scaler did not spend; this happens below half the evidence the rule asks for
+    (:data:`PASSTHROUGH_EVIDENCE`), and between that and the rule the quartiles are released with
+    a warning. The decision reads only public quantities (n, the number of features, the
+    budget, the grid size). See :ref:`raw_data`.
 
     A feature whose two quantiles coincide (a spike, such as a mostly-zero "capital gain") gets
     the grid cell above the spike as its spread: the output is then close to an indicator of
@@ -66,9 +80,11 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         Bounds are the quantiles widened by ``fence`` times their distance (1.5: Tukey's fences,
         about 2.7 standard deviations from the centre for normal data).
     if_unreliable : {"passthrough", "scale"}, default="passthrough"
-        What to do when the quantiles would be unreliable by the public rule above:
+        What to do when the quantiles would be far from reliable by the public rule above
+        (less than :data:`PASSTHROUGH_EVIDENCE` of the evidence it asks for):
         ``"passthrough"``: release nothing, spend nothing, warn, and pass the features through
-        unchanged; ``"scale"``: release them anyway, with a warning.
+        unchanged; ``"scale"``: release them anyway, with a warning. Between that and the rule
+        they are released, with a warning, either way.
     grid : array-like or None, default=None
         Public, strictly increasing candidates for the quantiles; None:
         :func:`skdp.privacy.quantiles.signed_grid` (magnitudes 2^-16 to 2^32, ratio 2^(1/4)).
@@ -200,8 +216,10 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             eps = em_epsilon(rho, 2 * d)
             q_min = min(q_lo, 1.0 - q_lo, q_hi, 1.0 - q_hi)
             # decided from public quantities only (n, d, the budget, the grid size)
-            if not is_reliable(n, eps, max(q_min, 1.0 / n), grid.size):
-                if self.if_unreliable == "passthrough":
+            q_rule = max(q_min, 1.0 / n)
+            if not is_reliable(n, eps, q_rule, grid.size):
+                hopeless = not is_reliable(n, eps / PASSTHROUGH_EVIDENCE, q_rule, grid.size)
+                if self.if_unreliable == "passthrough" and hopeless:
                     warnings.warn(
                         f"PrivateRobustScaler: {2 * d} private quantiles of {n} records at "
                         f"epsilon {eps:.3g} each would be unreliable, so the features pass "
