@@ -35,7 +35,9 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from _anchors import CHEAP_OPACUS_CONFIG, AnchorUnavailable, diffprivlib_runs, opacus_config, opacus_fit
+from _anchors import (
+    CHEAP_OPACUS_CONFIG, AnchorUnavailable, diffprivlib_runs, opacus_config, opacus_fit,
+)
 from _timing import best_time, epochs_of, xw_pass_time
 
 RESULTS = HERE / "results"

@@ -14,7 +14,7 @@ from .._dask import column_counts, dask_features, is_dask, map_rows
 from .._validation import OPEN_UNIT, POSITIVE_OR_INF, RANDOM_STATE
 from ..ledger import PrivacyLedger
 from ..privacy import ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent
-from ..privacy.quantiles import em_epsilon, is_reliable, private_quantile, signed_grid
+from ..privacy.quantiles import em_epsilon, evidence_ratio, private_quantile, signed_grid
 from ._step import PrivateStepMixin
 
 __all__ = ["PrivateRobustScaler", "PASSTHROUGH_EVIDENCE"]
@@ -198,11 +198,8 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         q_lo, q_hi, fence, bounds, grid = self._check_params(d)
         self.passthrough_ = False
         if bounds is not None:  # public bounds: nothing is released
-            self.quantiles_ = None
             self._set_bounds(bounds)
-            self.dp_event_, self.epsilon_, self.delta_ = ComposedEvent(()), 0.0, 0.0
-            self.privacy_record_ = None
-            return self
+            return self._release_nothing()
         rho, delta, private, ledgers = self._start(n)
         quant = np.empty((d, 2))
         if not private:
@@ -216,10 +213,9 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             eps = em_epsilon(rho, 2 * d)
             q_min = min(q_lo, 1.0 - q_lo, q_hi, 1.0 - q_hi)
             # decided from public quantities only (n, d, the budget, the grid size)
-            q_rule = max(q_min, 1.0 / n)
-            if not is_reliable(n, eps, q_rule, grid.size):
-                hopeless = not is_reliable(n, eps / PASSTHROUGH_EVIDENCE, q_rule, grid.size)
-                if self.if_unreliable == "passthrough" and hopeless:
+            evidence = evidence_ratio(n, eps, max(q_min, 1.0 / n), grid.size)
+            if evidence < 1.0:  # unreliable (is_reliable's rule)
+                if self.if_unreliable == "passthrough" and evidence < PASSTHROUGH_EVIDENCE:
                     warnings.warn(
                         f"PrivateRobustScaler: {2 * d} private quantiles of {n} records at "
                         f"epsilon {eps:.3g} each would be unreliable, so the features pass "
@@ -263,10 +259,14 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             if not bool(da.isfinite(dask_X).all().compute()):
                 raise ValueError("Input X contains NaN or infinity.")
         self.passthrough_ = True
-        self.quantiles_ = None
         d = self.n_features_in_
         self.bounds_ = np.column_stack([np.full(d, -np.inf), np.full(d, np.inf)])
-        self._centre, self._half = np.zeros(d), np.ones(d)
+        return self._release_nothing()
+
+    def _release_nothing(self):
+        """The fitted state of a fit that released nothing (public bounds, or passing through):
+        no quantiles, an empty event, no spend, no record."""
+        self.quantiles_ = None
         self.dp_event_, self.epsilon_, self.delta_ = ComposedEvent(()), 0.0, 0.0
         self.privacy_record_ = None
         return self
@@ -280,18 +280,23 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         """Clip every feature to ``bounds_`` and map it onto [-1, 1] (a new array; a lazy dask
         array, chunk by chunk, for a dask input)."""
         check_is_fitted(self, "bounds_")
-        centre, half = self._centre, self._half
-        low, high = (-np.inf, np.inf) if self.passthrough_ else (-1.0, 1.0)
         if is_dask(X):
             X = dask_features(self, X, reset=False)
-            return map_rows(lambda b: np.clip((b - centre) / half, low, high), X)
-        X = validate_data(self, X, dtype=np.float64, reset=False)
-        return np.clip((X - centre) / half, low, high)
+            if self.passthrough_:
+                return X
+            centre, half = self._centre, self._half
+            return map_rows(lambda b: np.clip((b - centre) / half, -1.0, 1.0), X)
+        X = validate_data(self, X, dtype=np.float64, reset=False, copy=self.passthrough_)
+        if self.passthrough_:  # the identity (a new array, as for the scaled output)
+            return X
+        return np.clip((X - self._centre) / self._half, -1.0, 1.0)
 
     def inverse_transform(self, X):
         """Map [-1, 1] back onto ``bounds_`` (clipped values stay at the bounds)."""
         check_is_fitted(self, "bounds_")
         X = np.asarray(X, dtype=np.float64)
+        if self.passthrough_:
+            return X.copy()
         return X * self._half + self._centre
 
     def _skdp_output_norm_bound(self):

@@ -45,6 +45,7 @@ __all__ = [
     "signed_grid",
     "private_quantile",
     "em_epsilon",
+    "evidence_ratio",
     "is_reliable",
     "quantile_utility",
     "quantile_distribution",
@@ -81,13 +82,20 @@ def em_epsilon(rho, count):
     return math.sqrt(8.0 * rho / count)
 
 
-def is_reliable(n, epsilon, q, n_candidates, beta=0.05):
-    """The rule of thumb of this module: ``n epsilon min(q, 1 - q) >= 2 ln(K / beta)``.
+def evidence_ratio(n, epsilon, q, n_candidates, beta=0.05):
+    """``n epsilon min(q, 1 - q) / (2 ln(K / beta))``: the evidence a quantile's release has, as
+    a fraction of what the rule of thumb of this module asks for (reliable from 1).
 
     A function of public quantities only (n, epsilon, q, the number K of candidates), so it can
-    decide a warning without touching the data.
+    decide a warning, or a step's behaviour, without touching the data.
     """
-    return n * epsilon * min(q, 1.0 - q) >= 2.0 * math.log(n_candidates / beta)
+    return n * epsilon * min(q, 1.0 - q) / (2.0 * math.log(n_candidates / beta))
+
+
+def is_reliable(n, epsilon, q, n_candidates, beta=0.05):
+    """The rule of thumb of this module: ``n epsilon min(q, 1 - q) >= 2 ln(K / beta)``
+    (:func:`evidence_ratio` at least 1)."""
+    return evidence_ratio(n, epsilon, q, n_candidates, beta) >= 1.0
 
 
 def quantile_utility(x, q, candidates):
