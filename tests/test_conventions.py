@@ -211,8 +211,11 @@ def test_validation_does_not_depend_on_sklearn_config_for_optimizers():
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_grid_search_over_optimizer_params_from_the_default_estimator(cls):
     X, y = _data_for(cls())
-    est = cls(random_state=0)
-    name = est.optimizer
+    with pytest.raises(ValueError, match='optimizer="auto" picks its optimizer at fit time'):
+        cls().set_params(optimizer__max_iter=3)  # "auto" has no parameters of its own
+    assert not any(k.startswith("optimizer__") for k in cls().get_params(deep=True))
+    name = cls._auto_default  # what "auto" runs by default, named
+    est = cls(random_state=0, optimizer=name)
     key = "optimizer__epochs" if name == "dp_scd" else "optimizer__max_iter"
     values = [2, 5] if name == "dp_scd" else [10, 30]
     search = GridSearchCV(est, {key: values}, cv=2).fit(X, y)

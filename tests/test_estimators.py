@@ -97,7 +97,7 @@ def test_fitted_attributes_and_privacy_record():
     assert est.classes_.tolist() == [0, 1]
     assert est.coef_.shape == (1, X.shape[1]) and est.intercept_.shape == (1,)
     # the parameters are untouched by fit
-    assert est.get_params()["delta"] == 1e-6 and est.get_params()["optimizer"] == "dp_gdws"
+    assert est.get_params()["delta"] == 1e-6 and est.get_params()["optimizer"] == "auto"
 
 
 def test_default_delta_depends_on_n_only_and_is_well_below_one_over_n():

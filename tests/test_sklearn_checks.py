@@ -51,7 +51,8 @@ def test_sklearn_compatible_estimator_other_optimizers(estimator, check):
 
 def test_every_estimator_optimizer_pair_is_checked():
     checked = {(type(e).__name__, e.optimizer) for e in DEFAULT_ESTIMATORS + OTHER_ESTIMATORS}
-    expected = {(cls.__name__, name) for cls in CLASSES for name in available_optimizers()}
+    expected = {(cls.__name__, name) for cls in CLASSES
+                for name in available_optimizers() + ["auto"]}
     assert checked == expected
 
 

@@ -403,6 +403,7 @@ def _estimators():
 
 def estimator_paths():
     """The estimator-level audits, ``[EstimatorPath, ...]``."""
+    from ..linear_model import DPLogisticRegression
     from ..optimizers.dp_gdws import DPGDWS
     from ..optimizers.dp_scd import DPSCD
 
@@ -419,6 +420,16 @@ def estimator_paths():
         E("DPLogisticRegression K=3 dp_scd", "multiclass (K = 3)",
           logistic(optimizer=DPSCD(update_clip=1e-5)),
           n_classes=3),
+        E("DPLogisticRegression dp_scd", "losses", logistic(optimizer=DPSCD(update_clip=1e-5)),
+          why="the binary dp_scd path of the estimator: what optimizer='auto' runs at a "
+              "small signal-to-noise ratio with a public row bound"),
+        # optimizer="auto" as a user leaves it: the public rule picks the optimizer with its
+        # defaults (dp_scd here: 31 rows, 3 columns, s = 15.96 < 16; its dp_gdws branch is
+        # the path "DPLogisticRegression (logistic)" with a fixed step)
+        E("DPLogisticRegression optimizer='auto' (default)", "losses",
+          lambda seed: DPLogisticRegression(
+              epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False, data_norm=1.0,
+              derivative_clip=0.1, random_state=seed)),
         E("DPLogisticRegression CSR", "sparse input", logistic(), sparse="csr"),
         E("DPRidge CSC", "sparse input", ridge(), loss="squared", sparse="csc"),
         E("DPLogisticRegression secure_mode", "secure_mode", logistic(secure_mode=True)),

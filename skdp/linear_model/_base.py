@@ -29,7 +29,7 @@ from ..optimizers import (
 from ..optimizers._base import nonprivate_record
 from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord
 from ..progress import check_callback
-from ._bounds import PrivateFit, _row_norms, resolve_data_norm
+from ._bounds import PrivateFit, _row_norms, public_data_norm, resolve_data_norm
 
 __all__ = ["DPLinearModel", "clip_rows"]
 
@@ -131,7 +131,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     _parameter_constraints: dict = {
         "epsilon": [POSITIVE_OR_INF],
         "delta": [OPEN_UNIT, None],
-        "optimizer": [StrOptions(set(OPTIMIZER_NAMES)), DPOptimizer],
+        "optimizer": [StrOptions(set(OPTIMIZER_NAMES) | {"auto"}), DPOptimizer],
         "fit_intercept": ["boolean"],
         "intercept_scaling": [POSITIVE, AUTO],
         "data_norm": [POSITIVE, AUTO],
@@ -163,17 +163,38 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             raise ValueError(f"accountant must be one of {ACCOUNTANTS}; got {self.accountant!r}")
         if self.derivative_clip != "auto":
             check_positive(self.derivative_clip, "derivative_clip")
-        optimizer = self._resolve_optimizer()
+        # "auto" is resolved by the fit (_auto_optimizer), from public quantities only
+        auto = isinstance(self.optimizer, str) and self.optimizer == "auto"
+        optimizer = None if auto else self._resolve_optimizer(self.optimizer)
         return epsilon, delta, data_norm, intercept_scaling, optimizer
 
-    def _resolve_optimizer(self):
+    #: What ``optimizer="auto"`` runs (:meth:`_auto_optimizer` may pick another by its rule).
+    _auto_default = "dp_gdws"
+
+    def _auto_optimizer(self, n_samples, n_columns, fit, public_norm, lam, distributed):
+        """The name ``optimizer="auto"`` runs: a function of public quantities only.
+
+        ``n_columns`` counts the intercept column, ``fit`` carries the budget, ``public_norm``
+        is the public row bound (None when ``data_norm="auto"`` releases one: the choice is
+        made before any private computation and never reads a release), ``lam`` the objective's
+        per-example regularisation. The estimator's default, or dp_gdws where that default
+        cannot run (Dask input, ``warm_start``).
+        """
+        cls = get_optimizer_class(self._auto_default)
+        if (distributed and not cls.supports_distributed) or (
+            self.warm_start and not cls.supports_warm_start
+        ):
+            return "dp_gdws"
+        return self._auto_default
+
+    def _resolve_optimizer(self, name_or_instance):
         """A fresh optimizer instance with the estimator's ``max_iter`` and ``tol`` applied.
 
         The estimator's values (when not None) are set on the fresh instance, never on the
         ``optimizer`` parameter; an optimizer instance that sets the same parameter to another
         value is a contradiction and raises.
         """
-        optimizer = resolve_optimizer(self.optimizer)
+        optimizer = resolve_optimizer(name_or_instance)
         own = optimizer.get_params(deep=False)
         overrides = {}
         for key in ("max_iter", "tol"):
@@ -211,6 +232,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         """
         if any(key.startswith("optimizer__") for key in params):
             optimizer = params.get("optimizer", self.optimizer)
+            if isinstance(optimizer, str) and optimizer == "auto":
+                raise ValueError(
+                    'optimizer="auto" picks its optimizer at fit time, so it has no parameters '
+                    'to set; name the optimizer (e.g. optimizer="dp_gdws") together with '
+                    f"{sorted(k for k in params if k.startswith('optimizer__'))}"
+                )
             if isinstance(optimizer, str):
                 params = {**params, "optimizer": get_optimizer_class(optimizer)()}
         return super().set_params(**params)
@@ -275,6 +302,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         fit = private_fit if private_fit is not None else PrivateFit(self, n_samples)
         epsilon, delta = fit.epsilon, fit.delta  # a PrivatePipeline's budget replaces the params
         callback, every = check_callback(self.callback, self.callback_every)
+        if optimizer is None:  # "auto": chosen before any private computation, from public values
+            public_norm = public_data_norm(data_norm, fit)
+            optimizer = self._resolve_optimizer(self._auto_optimizer(
+                n_samples, X.shape[1] + bool(self.fit_intercept), fit, public_norm, lam,
+                is_dask(X),
+            ))
         if self.warm_start and not optimizer.supports_warm_start:
             raise ValueError(
                 f"warm_start=True is not supported by {optimizer.name or type(optimizer).__name__}"

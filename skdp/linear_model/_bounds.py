@@ -366,6 +366,16 @@ def _weighted_rows(values, weights):
     return values[keep] if np.any(keep) else values
 
 
+def public_data_norm(param, fit):
+    """The public row bound of a fit (the number given, or the pipeline's), or None when
+    ``data_norm="auto"`` will release a private one (or read the exact one at epsilon=inf)."""
+    if not (isinstance(param, str) and param == "auto"):
+        return check_positive(param, "data_norm")
+    if fit.row_norm_bound is not None:
+        return float(fit.row_norm_bound)
+    return None
+
+
 def resolve_data_norm(param, X, fit, sample_weight=None):
     """``(data_norm, row_scale)``: the row-norm bound a fit uses, and the typical row norm that
     ``intercept_scaling="auto"`` takes.

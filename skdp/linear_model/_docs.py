@@ -5,11 +5,13 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         to the optimum of the objective (a non-private model).
     delta : float in (0, 1) or None, default=None
         None: ``min(1e-5, 0.1 / n_samples)``, a function of the public n only.
-    optimizer : str or DPOptimizer, default=%(default_optimizer)s
-        One of :func:`skdp.optimizers.available_optimizers` or an optimizer instance. Its
-        parameters are tunable as ``optimizer__<name>`` either way (a name stands for the
-        default instance of its class: ``set_params(optimizer__epochs=5)`` replaces it by the
-        instance with that parameter).
+    optimizer : "auto", str or DPOptimizer, default="auto"
+        One of :func:`skdp.optimizers.available_optimizers`, an optimizer instance, or "auto":
+        %(auto_rule)s; dp_gdws where that cannot run (Dask input, ``warm_start=True``). The
+        choice reads public quantities only, before any private computation, and is
+        ``optimizer_``. A named optimizer's parameters are tunable as ``optimizer__<name>``
+        (a name stands for the default instance of its class:
+        ``set_params(optimizer__epochs=5)`` replaces it by the instance with that parameter).
     fit_intercept : bool, default=True
         Fit an intercept through a constant column of value ``intercept_scaling``; the intercept
         is regularised like the other coefficients (needed for strong convexity).
@@ -131,9 +133,10 @@ PRIVACY_ATTRIBUTES = """epsilon_ : float
         Defined when X has feature names that are all strings."""
 
 
-def fill(doc, default_optimizer="dp_gdws"):
-    """Insert the shared parameter and attribute blocks into a docstring."""
-    params = PRIVACY_PARAMS.replace("%(default_optimizer)s", f'"{default_optimizer}"')
+def fill(doc, auto_rule):
+    """Insert the shared parameter and attribute blocks into a docstring; ``auto_rule`` says
+    what ``optimizer="auto"`` runs for this estimator."""
+    params = PRIVACY_PARAMS.replace("%(auto_rule)s", auto_rule)
     return doc.replace("%(privacy_params)s", params).replace(
         "%(privacy_attributes)s", PRIVACY_ATTRIBUTES
     )

@@ -6,6 +6,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 
 from .._validation import POSITIVE
 from ..losses import get_loss
+from ..optimizers._defaults import budget_rho, prefers_dual
 from ._base import DPLinearModel
 from ._classifier import encode_labels, resolve_classes
 from ._docs import fill
@@ -49,7 +50,13 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
     >>> clf = make_pipeline(Normalizer(), DPLogisticRegression(epsilon=1.0, random_state=0))
     >>> clf.fit(X, y).score(X, y) > 0.5
     True
-    """
+    """,
+        auto_rule=(
+            "dp_scd where the budget is small for the data (signal-to-noise ratio ``n sqrt(2 "
+            "rho) / sqrt(p)`` below 16, p columns, rho the zCDP of (epsilon, delta)) and the "
+            "row bound is public with ``C * data_norm**2 <= 16``; dp_gdws otherwise (rule and "
+            "measurements: :func:`skdp.optimizers._defaults.prefers_dual`)"
+        ),
     )
 
     _parameter_constraints: dict = {
@@ -59,7 +66,7 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
     }
 
     def __init__(
-        self, epsilon=1.0, delta=None, optimizer="dp_gdws", C=1.0, fit_intercept=True,
+        self, epsilon=1.0, delta=None, optimizer="auto", C=1.0, fit_intercept=True,
         intercept_scaling="auto", data_norm="auto", derivative_clip="auto", classes=None,
         accountant="rdp", random_state=None, verbose=0, ledger=None,
         secure_mode=False, max_sample_weight=1.0, warm_start=False, callback=None,
@@ -116,6 +123,17 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         )
         self.coef_, self.intercept_ = self._split_coef(W)
         return self
+
+    def _auto_optimizer(self, n_samples, n_columns, fit, public_norm, lam, distributed):
+        """dp_scd at a small signal-to-noise ratio on a well-regularised problem with a
+        public row bound, else dp_gdws (:func:`~skdp.optimizers._defaults.prefers_dual`)."""
+        if (
+            fit.private and public_norm is not None and not distributed and not self.warm_start
+            and prefers_dual(n_samples, n_columns, budget_rho(fit.epsilon, fit.delta),
+                             lam * n_samples / public_norm**2)
+        ):
+            return "dp_scd"
+        return "dp_gdws"
 
     def decision_function(self, X):
         """Margins: shape (n_samples,) for binary problems, (n_samples, n_classes) otherwise."""

@@ -46,8 +46,10 @@ class DPRidge(RegressorMixin, DPLinearModel):
         The target bounds the fit used (the public pair, or the private estimate).
     %(privacy_attributes)s
     """,
-        default_optimizer="dp_scd",
+        auto_rule="dp_scd",
     )
+
+    _auto_default = "dp_scd"
 
     # y_bounds also accepts "auto" (a private estimate of the bounds, charged to the fit).
     _parameter_constraints: dict = {
@@ -57,7 +59,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
     }
 
     def __init__(
-        self, epsilon=1.0, delta=None, optimizer="dp_scd", alpha=1.0, fit_intercept=True,
+        self, epsilon=1.0, delta=None, optimizer="auto", alpha=1.0, fit_intercept=True,
         intercept_scaling="auto", data_norm="auto", y_bounds="auto", derivative_clip="auto",
         accountant="rdp", random_state=None, verbose=0, ledger=None,
         secure_mode=False, max_sample_weight=1.0, warm_start=False, callback=None,

@@ -41,8 +41,10 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
     classes_ : ndarray of shape (n_classes,)
     %(privacy_attributes)s
     """,
-        default_optimizer="dp_nag_opt",
+        auto_rule="dp_nag_opt",
     )
+
+    _auto_default = "dp_nag_opt"
 
     _parameter_constraints: dict = {
         **DPLinearModel._parameter_constraints,
@@ -52,7 +54,7 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
     }
 
     def __init__(
-        self, epsilon=1.0, delta=None, optimizer="dp_nag_opt", C=1.0, loss="squared_hinge",
+        self, epsilon=1.0, delta=None, optimizer="auto", C=1.0, loss="squared_hinge",
         fit_intercept=True, intercept_scaling="auto", data_norm="auto", derivative_clip="auto",
         classes=None, accountant="rdp", random_state=None, verbose=0, ledger=None,
         secure_mode=False, max_sample_weight=1.0, warm_start=False, callback=None,

@@ -1,0 +1,132 @@
+"""optimizer="auto": a public rule picks the optimizer, and the fit is that optimizer's fit."""
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+
+from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
+from skdp.optimizers._defaults import (
+    DUAL_MAX_SNR, DUAL_MIN_REGULARISATION, budget_rho, prefers_dual,
+)
+from skdp.privacy.record import zcdp_rho_for_budget
+
+
+def _unit_rows(n, d, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
+def test_prefers_dual_is_the_stated_rule():
+    rho = zcdp_rho_for_budget(0.3, 1e-5)
+    # s = n sqrt(2 rho) / sqrt(p), computed here independently of skdp's snr()
+    for n, p in [(500, 65), (5000, 109), (426, 31), (30000, 109)]:
+        s = n * math.sqrt(2 * rho) / math.sqrt(p)
+        assert prefers_dual(n, p, rho, 1.0) == (s < 16.0)
+    assert prefers_dual(500, 65, rho, 1.0) and not prefers_dual(30000, 109, rho, 1.0)
+    # weakly regularised in units of unit rows (C * D^2 > 16): never the dual method
+    assert prefers_dual(500, 65, rho, 1 / 16) and not prefers_dual(500, 65, rho, 1 / 16.5)
+    assert not prefers_dual(500, 65, math.inf, 1.0)  # epsilon = inf
+    assert (DUAL_MAX_SNR, DUAL_MIN_REGULARISATION) == (16.0, 1.0 / 16.0)
+
+
+def test_auto_is_the_fit_of_the_optimizer_it_picks():
+    X, y = _unit_rows(400, 10)
+    auto = DPLogisticRegression(epsilon=0.5, data_norm=1.0, random_state=3).fit(X, y)
+    assert auto.optimizer == "auto" and auto.optimizer_.name == "dp_scd"
+    named = DPLogisticRegression(epsilon=0.5, data_norm=1.0, random_state=3,
+                                 optimizer="dp_scd").fit(X, y)
+    np.testing.assert_array_equal(auto.coef_, named.coef_)
+    np.testing.assert_array_equal(auto.intercept_, named.intercept_)
+    assert auto.epsilon_ == named.epsilon_ and auto.dp_event_ == named.dp_event_
+
+
+@pytest.mark.parametrize("kw, expected", [
+    ({"epsilon": 0.5, "data_norm": 1.0}, "dp_scd"),  # s ~ 4, C D^2 = 1
+    ({"epsilon": 50.0, "data_norm": 1.0}, "dp_gdws"),  # s >= 16
+    ({"epsilon": 0.5, "data_norm": 10.0}, "dp_gdws"),  # C D^2 = 100: weakly regularised
+    ({"epsilon": 0.5, "data_norm": 10.0, "C": 0.01}, "dp_scd"),  # C D^2 = 1
+    ({"epsilon": 0.5, "data_norm": "auto"}, "dp_gdws"),  # no public row bound
+    ({"epsilon": 0.5, "data_norm": 1.0, "warm_start": True}, "dp_gdws"),
+    ({"epsilon": np.inf, "data_norm": 1.0}, "dp_gdws"),
+])
+def test_auto_rule_on_public_quantities(kw, expected):
+    X, y = _unit_rows(400, 10)
+    assert DPLogisticRegression(random_state=0, **kw).fit(X, y).optimizer_.name == expected
+
+
+def test_auto_choice_never_reads_the_data():
+    """Two data sets with the same public shape get the same optimizer, whatever their values
+    (the rule runs before any private computation)."""
+    X, y = _unit_rows(400, 10)
+    names = set()
+    for scale in (1e-3, 1.0, 1e6):  # with data_norm="auto": a private bound, never read
+        est = DPLogisticRegression(epsilon=0.5, random_state=0).fit(X * scale, y)
+        names.add(est.optimizer_.name)
+    for seed in range(3):  # a public bound: the same choice for any rows
+        Xs, ys = _unit_rows(400, 10, seed)
+        names.add(("public", DPLogisticRegression(epsilon=0.5, data_norm=1.0, random_state=0)
+                   .fit(Xs[::-1], 1 - ys).optimizer_.name))
+    assert names == {"dp_gdws", ("public", "dp_scd")}
+
+
+def test_auto_on_raw_data_keeps_dp_gdws():
+    """Raw breast cancer (rows of norm ~900): the private bound is not public, so dp_gdws; a
+    public bound of that size is weakly regularised in unit-row terms, so dp_gdws too."""
+    X, y = load_breast_cancer(return_X_y=True)
+    assert DPLogisticRegression(random_state=0).fit(X, y).optimizer_.name == "dp_gdws"
+    assert DPLogisticRegression(data_norm=4000.0, random_state=0).fit(X, y).optimizer_.name \
+        == "dp_gdws"
+
+
+def test_auto_of_ridge_and_svc_and_their_fallbacks():
+    X, y = _unit_rows(300, 5)
+    assert DPRidge(random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_scd"
+    assert DPRidge(warm_start=True, random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_gdws"
+    assert DPLinearSVC(random_state=0).fit(X, y).optimizer_.name == "dp_nag_opt"
+
+
+def test_auto_on_dask_runs_a_distributed_optimizer():
+    da = pytest.importorskip("dask.array")
+    X, y = _unit_rows(400, 10)
+    Xd, yd = da.from_array(X, chunks=150), da.from_array(y, chunks=150)
+    est = DPLogisticRegression(epsilon=0.5, data_norm=1.0, random_state=0).fit(Xd, yd)
+    assert est.optimizer_.name == "dp_gdws"  # dp_scd is not distributed
+    ridge = DPRidge(data_norm=1.0, y_bounds=(-1, 1), random_state=0).fit(Xd, Xd[:, 0])
+    assert ridge.optimizer_.name == "dp_gdws"
+
+
+@pytest.mark.parametrize("n, passthrough", [(4000, False), (300, True)])
+def test_auto_in_a_pipeline_reads_the_pipelines_public_row_bound(n, passthrough, monkeypatch):
+    """After a scaler that released its bounds, the row bound is public (sqrt(d)) and the rule
+    reads it; after a passthrough (nothing released) there is none and the rule gets None."""
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import PrivateRobustScaler
+
+    seen = []
+    rule = DPLogisticRegression._auto_optimizer
+
+    def spy(self, n_samples, n_columns, fit, public_norm, lam, distributed):
+        seen.append((n_samples, n_columns, public_norm, fit.epsilon))
+        return rule(self, n_samples, n_columns, fit, public_norm, lam, distributed)
+
+    monkeypatch.setattr(DPLogisticRegression, "_auto_optimizer", spy)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 3)) * [1.0, 100.0, 1e4]
+    y = (X[:, 0] > 0).astype(int)
+    pipe = make_private_pipeline(PrivateRobustScaler(random_state=0),
+                                 DPLogisticRegression(random_state=0), epsilon=0.3).fit(X, y)
+    est = pipe.steps[-1][1]
+    assert pipe.steps[0][1].passthrough_ == passthrough
+    (n_seen, p_seen, bound, eps_fit), = seen
+    assert (n_seen, p_seen, eps_fit) == (n, 4, 0.3)  # the rule reads the pipeline's budget
+    if passthrough:
+        assert bound is None and est.optimizer_.name == "dp_gdws"
+    else:
+        assert bound == est.data_norm_ == pytest.approx(math.sqrt(3))
+        s = n * math.sqrt(2 * budget_rho(eps_fit, est.delta_)) / 2
+        assert est.optimizer_.name == ("dp_scd" if s < 16 else "dp_gdws")
