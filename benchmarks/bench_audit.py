@@ -158,7 +158,7 @@ def run_paths(n_fits=None, only=None):
             "claimed_delta": res.claimed_delta,
             "lower_bound": res.epsilon_lower_bound,
             "lower_bound_best": best,
-            "oracle": oracle_bound(res.claimed_epsilon, res.claimed_delta, n_fits, rng),
+            "oracle": oracle_bound(res.claimed_epsilon, res.claimed_delta, fits, rng),
             "gaussian_estimate": res.gaussian_estimate,
             "violation": res.violated,
             "fault_factor": path.factor,
