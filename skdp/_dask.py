@@ -121,9 +121,7 @@ def _prepare(x, Y, weight, data_norm, intercept_scaling, unit, max_weight):
     x = np.asarray(x, dtype=np.float64)
     if not np.all(np.isfinite(x)):
         raise ValueError("Input X contains NaN or infinity.")
-    Xc = clip_rows(x, data_norm, intercept_scaling)
-    if unit != 1.0:
-        Xc /= unit
+    Xc = clip_rows(x, data_norm, intercept_scaling, unit)
     if weight is not None:  # the in-memory checks of sample_weight, then its clip
         weight = np.asarray(weight, dtype=np.float64)
         if not np.all(np.isfinite(weight)):

@@ -264,11 +264,11 @@ def test_auditor_catches_missing_row_clipping(monkeypatch, name):
     assert res.violated, res.summary()
 
 
-def _no_clip_rows(X, data_norm, intercept_scaling=None):
+def _no_clip_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
     out = np.array(X, dtype=np.float64, copy=True)
     if intercept_scaling is not None:
         out = np.hstack([out, np.full((out.shape[0], 1), intercept_scaling)])
-    return np.ascontiguousarray(out)
+    return np.ascontiguousarray(out / unit)
 
 
 def test_estimator_audit_refuses_intercept_without_neighbour():

@@ -68,21 +68,28 @@ def warm_started_record(start, record, delta, accountant):
     )
 
 
-def clip_rows(X, data_norm, intercept_scaling=None):
-    """A new array: rows of X scaled to L2 norm <= data_norm, plus an intercept column.
+def clip_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
+    """A new array: rows of X scaled to L2 norm <= data_norm, plus an intercept column, all
+    divided by ``unit``.
 
     The caller's array is never modified. With ``intercept_scaling`` set, a constant column of
-    that value is appended, so every row of the result has norm <= sqrt(data_norm^2 + s^2).
-    A sparse X gives a new CSR matrix (the clipping touches the stored entries only).
-    The bound holds for the exact norm of the stored floats, not only up to rounding: rows are
-    compared with, and scaled to, :func:`~skdp._rows.clip_limit` (a few ulps below data_norm).
+    that value is appended, so every row of the result has norm <= sqrt(data_norm^2 + s^2)
+    (over ``unit``). A sparse X gives a new CSR matrix (the clipping touches the stored entries
+    only). The bound holds for the exact norm of the stored floats, not only up to rounding:
+    rows are compared with, and scaled to, :func:`~skdp._rows.clip_limit` (a few ulps below
+    data_norm). ``unit`` (the fit works in units of data_norm) is applied in the same
+    pass (a row within the bound is ``x / unit``), so the copy is written once. ``norms``: the rows' norms when the caller has
+    computed them already (float64 X only; the same :func:`~skdp._rows.row_norms`).
     """
     from .._rows import clip_limit, clip_sparse_rows, row_norms  # numba: on first use
 
     from .._rows import float64_blocks
 
     if sp.issparse(X):
-        return clip_sparse_rows(X, data_norm, intercept_scaling)
+        out = clip_sparse_rows(X, data_norm, intercept_scaling)
+        if unit != 1.0:
+            out.data /= unit
+        return out
     X = np.asarray(X)
     if X.dtype not in (np.float64, np.float32):
         X = X.astype(np.float64)
@@ -92,12 +99,18 @@ def clip_rows(X, data_norm, intercept_scaling=None):
     limit = clip_limit.py_func(float(data_norm), d)  # same arithmetic, nothing to compile
     # float32 rows are read a block at a time (exact conversion): no float64 copy of X
     for start, stop, rows in float64_blocks(X):
-        norms = row_norms(rows)  # no overflow for huge entries (a row of 1e200 is clipped)
+        if norms is None or X.dtype != np.float64:
+            block_norms = row_norms(rows)  # no overflow for huge entries (1e200 is clipped)
+        else:
+            block_norms = norms[start:stop]
         with np.errstate(divide="ignore", invalid="ignore"):
-            factor = np.where(norms > limit, limit / norms, 1.0)
-        np.multiply(rows, factor[:, None], out=out[start:stop, :d])
+            factor = np.where(block_norms > limit, limit / block_norms, 1.0)
+            if unit == 1.0:
+                np.multiply(rows, factor[:, None], out=out[start:stop, :d])
+            else:  # a row within the bound is x / unit, correctly rounded, as before the fold
+                np.divide(rows, (unit / factor)[:, None], out=out[start:stop, :d])
     if intercept_scaling is not None:
-        out[:, d] = intercept_scaling
+        out[:, d] = intercept_scaling / unit
     return out
 
 
@@ -334,17 +347,14 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 float(self.max_sample_weight),
             )
         else:
+            # The optimizer works in units of data_norm: rows of norm <= 1, the scale its step
+            # rules and heuristics assume. An exact reparameterisation of the same objective
+            # (X_u = X / D, W_u = D W, lam_u = lam / D^2); nothing changes when D = 1.
             with compile_notice(what, self.verbose):  # a first fit says so when numba compiles
-                Xc = clip_rows(X, data_norm, s if self.fit_intercept else None)
+                Xc = clip_rows(X, data_norm, s if self.fit_intercept else None, unit,
+                               fit.row_norms)
             Y = np.ascontiguousarray(Y, dtype=np.float64)
-        # The optimizer works in units of data_norm: rows of norm <= 1, the scale its step
-        # rules and heuristics assume. An exact reparameterisation of the same objective
-        # (X_u = X / D, W_u = D W, lam_u = lam / D^2); nothing changes when D = 1.
-        if unit != 1.0:
-            if sp.issparse(Xc):
-                Xc.data /= unit
-            elif not is_dask(X):  # (a DaskDesign is already in these units)
-                Xc /= unit
+        if unit != 1.0:  # (the clipped copy, in memory or on Dask, is already in these units)
             R, lam = R / unit, lam / unit**2
             init = None if init is None else init * unit
         private = math.isfinite(epsilon)

@@ -169,6 +169,7 @@ class PrivateFit:
         precheck(self.ledgers, self.epsilon, self.delta, self.source)
         self.rng = make_generator(estimator.random_state, secure=bool(estimator.secure_mode))
         self.bounds = {}  # name -> {"value", "epsilon"} of each private bound, for the record
+        self.row_norms = None  # the dense rows' norms, when data_norm="auto" computed them
 
     def median(self, values, share, count, candidates, name):
         """A private median of ``values`` with ``share / count`` of the fit's rho, or more
@@ -393,6 +394,8 @@ def resolve_data_norm(param, X, fit, sample_weight=None):
     if fit.row_norm_bound is not None:
         return float(fit.row_norm_bound), float(fit.row_norm_bound)
     norms = _row_norms(X)
+    if not is_dask(norms) and not sp.issparse(X):
+        fit.row_norms = norms  # the clipped copy reads them instead of computing them again
     if not fit.private and is_dask(norms):  # epsilon = inf: the exact bound, a reduction
         top = dask_max(norms, sample_weight)
         return (top, top) if top > 0 else (1.0, 1.0)
