@@ -77,9 +77,10 @@ def clip_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
     (over ``unit``). A sparse X gives a new CSR matrix (the clipping touches the stored entries
     only). The bound holds for the exact norm of the stored floats, not only up to rounding:
     rows are compared with, and scaled to, :func:`~skdp._rows.clip_limit` (a few ulps below
-    data_norm). ``unit`` (the fit works in units of data_norm) is applied in the same
-    pass (a row within the bound is ``x / unit``), so the copy is written once. ``norms``: the rows' norms when the caller has
-    computed them already (float64 X only; the same :func:`~skdp._rows.row_norms`).
+    data_norm). ``unit`` (the fit works in units of data_norm) is applied in the same pass (a
+    row within the bound is ``x / unit``), so the copy is written once. ``norms``: the rows'
+    norms when the caller has computed them already (float64 X only; the same
+    :func:`~skdp._rows.row_norms`).
     """
     from .._rows import clip_limit, clip_sparse_rows, row_norms  # numba: on first use
 
@@ -353,6 +354,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             with compile_notice(what, self.verbose):  # a first fit says so when numba compiles
                 Xc = clip_rows(X, data_norm, s if self.fit_intercept else None, unit,
                                fit.row_norms)
+            fit.row_norms = None  # not held through the optimizer's run (peak memory)
             Y = np.ascontiguousarray(Y, dtype=np.float64)
         if unit != 1.0:  # (the clipped copy, in memory or on Dask, is already in these units)
             R, lam = R / unit, lam / unit**2
