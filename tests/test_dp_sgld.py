@@ -294,6 +294,32 @@ def test_default_step_count_reaches_saturation_when_affordable():
     assert est.epsilon_ <= 1.0
 
 
+def test_composition_plan_takes_the_rules_time_in_longer_steps():
+    """Classification under composition: the rule's Langevin time in steps of 1.5 / beta, at
+    most 300 of them; the Langevin plan and the squared loss keep 1 / (2 beta)."""
+    from skdp.optimizers._defaults import budget_rho, noisy_gd_time
+    from skdp.optimizers.dp_sgld import COMPOSITION_MAX_STEPS, COMPOSITION_STEP
+
+    X, y = breast_cancer()
+    n = X.shape[0]
+    for eps, capped in ((0.3, False), (20.0, True)):
+        est = DPLogisticRegression(epsilon=eps, data_norm=1.0, optimizer="dp_sgld",
+                                   random_state=0).fit(X, y)
+        d = est.privacy_record_.details
+        beta = d["smoothness"]
+        assert d["step"] == pytest.approx(COMPOSITION_STEP / beta) and d["step"] < 2.0 / beta
+        assert d["analysis"] == "composition" and d["initialisation"] == "none"
+        time = noisy_gd_time("logistic", n, X.shape[1] + 1, budget_rho(eps, est.delta_),
+                             1.0 * math.sqrt(2.0), math.sqrt(2.0))
+        expected = min(COMPOSITION_MAX_STEPS, max(5, math.ceil(time / d["step"] - 1e-9)))
+        assert d["n_steps"] == expected and (d["n_steps"] == COMPOSITION_MAX_STEPS) == capped
+        assert est.epsilon_ <= eps
+    ridge = DPRidge(epsilon=1.0, data_norm=1.0, y_bounds=(-1, 1), optimizer="dp_sgld",
+                    random_state=0).fit(X, X[:, 0])
+    d = ridge.privacy_record_.details
+    assert d["step"] == pytest.approx(1.0 / (2.0 * d["smoothness"]))
+
+
 def test_seed_determinism_and_projection():
     X, y = breast_cancer()
     mk = lambda seed, **kw: DPLogisticRegression(  # noqa: E731

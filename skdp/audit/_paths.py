@@ -274,6 +274,10 @@ def optimizer_paths():
         P("dp_masg reselect_T=False", "optimizer accounting", "dp_masg", _NAG_FIXED_T),
         P("dp_sgld composition (step >= 1/beta)", "optimizer accounting", "dp_sgld",
           _SGLD_COMPOSITION),
+        # the default plan of a classification fit under composition (every C near 1): 300
+        # steps of 1.5 / beta (dp_sgld.COMPOSITION_STEP), no Langevin initialisation
+        P("dp_sgld default plan (logistic, composition)", "optimizer accounting", "dp_sgld",
+          {}, loss="logistic", lam=1e-3),
         P("dp_sgld langevin", "optimizer accounting", "dp_sgld", _SGLD_LANGEVIN, lam=1.0,
           factor=0.25, why=_WHY_LANGEVIN),
         P("dp_sgld langevin decreasing", "optimizer accounting", "dp_sgld",
