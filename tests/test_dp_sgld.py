@@ -295,24 +295,31 @@ def test_default_step_count_reaches_saturation_when_affordable():
 
 
 def test_composition_plan_takes_the_rules_time_in_longer_steps():
-    """Classification under composition: the rule's Langevin time in steps of 1.5 / beta, at
-    most 300 of them; the Langevin plan and the squared loss keep 1 / (2 beta)."""
+    """Classification under composition: a time that needs more than 300 steps of 1 / (2 beta)
+    is covered in 300 steps of at most 1.5 / beta; a shorter one keeps 1 / (2 beta); the
+    squared loss keeps 1 / (2 beta) too."""
     from skdp.optimizers._defaults import budget_rho, noisy_gd_time
     from skdp.optimizers.dp_sgld import COMPOSITION_MAX_STEPS, COMPOSITION_STEP
 
     X, y = breast_cancer()
     n = X.shape[0]
-    for eps, capped in ((0.3, False), (20.0, True)):
+    for eps in (0.3, 3.0, 20.0):
         est = DPLogisticRegression(epsilon=eps, data_norm=1.0, optimizer="dp_sgld",
                                    random_state=0).fit(X, y)
         d = est.privacy_record_.details
         beta = d["smoothness"]
-        assert d["step"] == pytest.approx(COMPOSITION_STEP / beta) and d["step"] < 2.0 / beta
         assert d["analysis"] == "composition" and d["initialisation"] == "none"
         time = noisy_gd_time("logistic", n, X.shape[1] + 1, budget_rho(eps, est.delta_),
-                             1.0 * math.sqrt(2.0), math.sqrt(2.0))
-        expected = min(COMPOSITION_MAX_STEPS, max(5, math.ceil(time / d["step"] - 1e-9)))
-        assert d["n_steps"] == expected and (d["n_steps"] == COMPOSITION_MAX_STEPS) == capped
+                             math.sqrt(2.0), math.sqrt(2.0))
+        short = math.ceil(time * 2.0 * beta - 1e-9)  # steps of 1 / (2 beta)
+        if short <= COMPOSITION_MAX_STEPS:
+            assert eps == 0.3
+            assert d["step"] == pytest.approx(1.0 / (2.0 * beta)) and d["n_steps"] == short
+        else:
+            step = min(COMPOSITION_STEP / beta, time / COMPOSITION_MAX_STEPS)
+            assert d["n_steps"] == COMPOSITION_MAX_STEPS and d["step"] == pytest.approx(step)
+            assert d["step"] < 2.0 / beta  # gradient descent stays stable
+            assert (d["step"] == pytest.approx(COMPOSITION_STEP / beta)) == (eps == 20.0)
         assert est.epsilon_ <= eps
     ridge = DPRidge(epsilon=1.0, data_norm=1.0, y_bounds=(-1, 1), optimizer="dp_sgld",
                     random_state=0).fit(X, X[:, 0])
