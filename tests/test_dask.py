@@ -250,9 +250,14 @@ def test_epsilon_inf_reaches_the_same_optimum(client):
         _lazy(X), _lazy(y3))
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-6, atol=1e-6)
     assert b.data_norm_ == a.data_norm_ and b.epsilon_ == math.inf
-    a = DPRidge(epsilon=math.inf).fit(X, yr)  # the default optimizer (dp_scd) at inf: refused
-    with pytest.raises(ValueError, match="cannot run on Dask"):
-        DPRidge(epsilon=math.inf).fit(_lazy(X), _lazy(yr))
+    a = DPRidge(epsilon=math.inf, optimizer="dp_scd").fit(X, yr)
+    with pytest.raises(ValueError, match="cannot run on Dask"):  # dp_scd at inf: refused
+        DPRidge(epsilon=math.inf, optimizer="dp_scd").fit(_lazy(X), _lazy(yr))
+    # the default, optimizer="auto", runs dp_gdws on Dask and reaches the same optimum
+    b = DPRidge(epsilon=math.inf).fit(_lazy(X), _lazy(yr))
+    assert b.optimizer_.name == "dp_gdws"
+    assert DPRidge(epsilon=math.inf).fit(X, yr).optimizer_.name == "dp_scd"
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-6, atol=1e-6)
 
 
 def test_bad_inputs_are_refused_with_the_in_memory_errors():
