@@ -136,7 +136,7 @@ def _by_pair(fails):
 
 
 def criteria_markdown(after, before, changed):
-    ca, cb = criteria(after), criteria(before)
+    ca = criteria(after)
     fa, fb = _common(after, before)
     ca_c, cb_c = criteria(fa), criteria(fb)
     names = {"a": "(a) below the baseline (eps >= 0.3, n >= 1000)",

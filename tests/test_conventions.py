@@ -18,7 +18,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, clone, is_classifier, is_regressor
+from sklearn.base import BaseEstimator, clone, is_regressor
 from sklearn.datasets import load_breast_cancer, load_diabetes
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression, Ridge
