@@ -256,6 +256,29 @@ def test_dense_and_sparse_clipped_rows_are_within_the_bound_exactly(d):
         assert np.all(ratio <= 1.0 + 1e-15) and np.all(ratio >= 1.0 - 1e-13)
 
 
+@pytest.mark.parametrize("d", [1, 3, 40])
+def test_clipped_rows_in_units_of_the_bound_are_within_one_exactly(d):
+    """The fit's copy: rows clipped to ``bound`` and divided by ``unit = bound`` in one pass
+    (the optimizer's sensitivity reads rows of norm <= 1 and an intercept column s / bound),
+    with the row norms computed here or passed in as ``data_norm="auto"`` computed them."""
+    from skdp._rows import row_norms
+
+    rng = np.random.default_rng(100 + d)
+    X = _rows(rng, 4000, d)
+    for bound in (1.0, 0.1, 3.7, 1e-3, 890.0):
+        C = clip_rows(X, bound, 2.5, unit=bound)
+        np.testing.assert_array_equal(C, clip_rows(X, bound, 2.5, unit=bound, norms=row_norms(X)))
+        assert np.all(C[:, d] == 2.5 / bound)
+        rows = C[:, :d]
+        assert np.linalg.norm(rows, axis=1).max() <= 1.0
+        near = np.flatnonzero(np.linalg.norm(rows, axis=1) > 0.5)[:150]
+        assert near.size > 0 and all(_exact_sq_norm(rows[i]) <= 1 for i in near)
+        inside = np.linalg.norm(X, axis=1) < 0.5 * bound  # never clipped: x / bound exactly
+        np.testing.assert_array_equal(rows[inside], X[inside] / bound)
+        sparse = clip_rows(sp.csr_matrix(X), bound, 2.5, unit=bound).toarray()
+        assert np.linalg.norm(sparse[:, :d], axis=1).max() <= 1.0
+
+
 @pytest.mark.parametrize("K", [2, 3, 5])
 def test_per_example_clips_are_within_the_bound_exactly(K):
     rng = np.random.default_rng(K)

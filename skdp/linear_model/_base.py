@@ -182,24 +182,29 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         optimizer = None if auto else self._resolve_optimizer(self.optimizer)
         return epsilon, delta, data_norm, intercept_scaling, optimizer
 
-    #: What ``optimizer="auto"`` runs (:meth:`_auto_optimizer` may pick another by its rule).
+    #: What ``optimizer="auto"`` runs (:meth:`_auto_choice` may pick another by its rule).
     _auto_default = "dp_gdws"
+
+    def _auto_choice(self, n_samples, n_columns, fit, public_norm, lam):
+        """The optimizer the estimator's public rule prefers (its default; subclasses may read
+        n, the number of columns with the intercept, the budget in ``fit``, the public row
+        bound or None, and the per-example regularisation ``lam``)."""
+        return self._auto_default
 
     def _auto_optimizer(self, n_samples, n_columns, fit, public_norm, lam, distributed):
         """The name ``optimizer="auto"`` runs: a function of public quantities only.
 
-        ``n_columns`` counts the intercept column, ``fit`` carries the budget, ``public_norm``
-        is the public row bound (None when ``data_norm="auto"`` releases one: the choice is
-        made before any private computation and never reads a release), ``lam`` the objective's
-        per-example regularisation. The estimator's default, or dp_gdws where that default
-        cannot run (Dask input, ``warm_start``).
+        :meth:`_auto_choice`, or dp_gdws where that choice cannot run (Dask input,
+        ``warm_start``). ``public_norm`` is None when ``data_norm="auto"`` releases a bound: the
+        choice is made before any private computation and never reads a release.
         """
-        cls = get_optimizer_class(self._auto_default)
+        name = self._auto_choice(n_samples, n_columns, fit, public_norm, lam)
+        cls = get_optimizer_class(name)
         if (distributed and not cls.supports_distributed) or (
             self.warm_start and not cls.supports_warm_start
         ):
             return "dp_gdws"
-        return self._auto_default
+        return name
 
     def _resolve_optimizer(self, name_or_instance):
         """A fresh optimizer instance with the estimator's ``max_iter`` and ``tol`` applied.
@@ -330,7 +335,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             )
         self.optimizer_ = optimizer
         sw = self._validate_sample_weight(sample_weight, X)
-        data_norm, row_scale = resolve_data_norm(data_norm, X, fit, sw)
+        data_norm, row_scale, norms = resolve_data_norm(data_norm, X, fit, sw)
         self.data_norm_ = data_norm
         s = self.intercept_scaling_ = row_scale if s == "auto" else s
         init = self._warm_point(X.shape[1], Y.shape[1], s) if self.warm_start else None
@@ -352,10 +357,9 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             # rules and heuristics assume. An exact reparameterisation of the same objective
             # (X_u = X / D, W_u = D W, lam_u = lam / D^2); nothing changes when D = 1.
             with compile_notice(what, self.verbose):  # a first fit says so when numba compiles
-                Xc = clip_rows(X, data_norm, s if self.fit_intercept else None, unit,
-                               fit.row_norms)
-            fit.row_norms = None  # not held through the optimizer's run (peak memory)
+                Xc = clip_rows(X, data_norm, s if self.fit_intercept else None, unit, norms)
             Y = np.ascontiguousarray(Y, dtype=np.float64)
+        del norms  # not held through the optimizer's run (peak memory)
         if unit != 1.0:  # (the clipped copy, in memory or on Dask, is already in these units)
             R, lam = R / unit, lam / unit**2
             init = None if init is None else init * unit

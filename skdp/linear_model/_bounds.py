@@ -169,7 +169,6 @@ class PrivateFit:
         precheck(self.ledgers, self.epsilon, self.delta, self.source)
         self.rng = make_generator(estimator.random_state, secure=bool(estimator.secure_mode))
         self.bounds = {}  # name -> {"value", "epsilon"} of each private bound, for the record
-        self.row_norms = None  # the dense rows' norms, when data_norm="auto" computed them
 
     def median(self, values, share, count, candidates, name):
         """A private median of ``values`` with ``share / count`` of the fit's rho, or more
@@ -378,8 +377,9 @@ def public_data_norm(param, fit):
 
 
 def resolve_data_norm(param, X, fit, sample_weight=None):
-    """``(data_norm, row_scale)``: the row-norm bound a fit uses, and the typical row norm that
-    ``intercept_scaling="auto"`` takes.
+    """``(data_norm, row_scale, norms)``: the row-norm bound a fit uses, the typical row norm
+    that ``intercept_scaling="auto"`` takes, and the rows' norms when they were computed here
+    for a dense in-memory X (None otherwise), for the clipped copy to read.
 
     The bound is the public number given, the pipeline's public bound, the exact largest norm
     of the rows of positive ``sample_weight`` (epsilon = inf), or ``DATA_NORM_FACTOR`` times a
@@ -388,25 +388,22 @@ def resolve_data_norm(param, X, fit, sample_weight=None):
     that private median when there is one (an intercept column of the size of a typical row
     keeps the dual and momentum methods balanced), the bound otherwise.
     """
-    if not (isinstance(param, str) and param == "auto"):
-        value = check_positive(param, "data_norm")
-        return value, value
-    if fit.row_norm_bound is not None:
-        return float(fit.row_norm_bound), float(fit.row_norm_bound)
+    public = public_data_norm(param, fit)
+    if public is not None:
+        return public, public, None
     norms = _row_norms(X)
-    if not is_dask(norms) and not sp.issparse(X):
-        fit.row_norms = norms  # the clipped copy reads them instead of computing them again
+    dense = None if is_dask(norms) or sp.issparse(X) else norms
     if not fit.private and is_dask(norms):  # epsilon = inf: the exact bound, a reduction
         top = dask_max(norms, sample_weight)
-        return (top, top) if top > 0 else (1.0, 1.0)
+        return ((top, top) if top > 0 else (1.0, 1.0)) + (dense,)
     if not fit.private:
-        norms = _weighted_rows(norms, sample_weight)
-        top = float(norms.max()) if norms.size else 0.0
+        kept = _weighted_rows(norms, sample_weight)
+        top = float(kept.max()) if kept.size else 0.0
         top = top if top > 0 else 1.0
-        return top, top
+        return top, top, dense
     grid = positive_grid(DATA_NORM_GRID_STEP)
     median = max(fit.median(norms, DATA_NORM_SHARE, 1, grid, "data_norm"), grid[1])
-    return DATA_NORM_FACTOR * median, median
+    return DATA_NORM_FACTOR * median, median, dense
 
 
 def check_y_bounds(param):

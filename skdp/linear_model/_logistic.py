@@ -124,13 +124,12 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         self.coef_, self.intercept_ = self._split_coef(W)
         return self
 
-    def _auto_optimizer(self, n_samples, n_columns, fit, public_norm, lam, distributed):
+    def _auto_choice(self, n_samples, n_columns, fit, public_norm, lam):
         """dp_scd at a small signal-to-noise ratio on a well-regularised problem with a
         public row bound, else dp_gdws (:func:`~skdp.optimizers._defaults.prefers_dual`)."""
-        if (
-            fit.private and public_norm is not None and not distributed and not self.warm_start
-            and prefers_dual(n_samples, n_columns, budget_rho(fit.epsilon, fit.delta),
-                             lam * n_samples / public_norm**2)
+        if fit.private and public_norm is not None and prefers_dual(
+            n_samples, n_columns, budget_rho(fit.epsilon, fit.delta),
+            lam * n_samples / public_norm**2,
         ):
             return "dp_scd"
         return "dp_gdws"
