@@ -116,12 +116,12 @@ def _client():
 def _prepare(x, Y, weight, data_norm, intercept_scaling, unit, max_weight):
     """One chunk as the in-memory fit prepares the whole design: (rows, Y, index)."""
     from ._rows import make_rows
-    from .linear_model._base import clip_rows
+    from .linear_model._base import clipped_design
 
     x = np.asarray(x, dtype=np.float64)
     if not np.all(np.isfinite(x)):
         raise ValueError("Input X contains NaN or infinity.")
-    Xc = clip_rows(x, data_norm, intercept_scaling, unit)
+    Xc = clipped_design(x, data_norm, intercept_scaling, unit)  # reads the chunk in place
     if weight is not None:  # the in-memory checks of sample_weight, then its clip
         weight = np.asarray(weight, dtype=np.float64)
         if not np.all(np.isfinite(weight)):

@@ -4,7 +4,8 @@ A kernel never indexes ``X`` itself; it calls the jitted primitives below, which
 specialises on the type of ``X``:
 
 * a plain 2-D float64 array (the low-level tests and benchmarks): dense rows, weight 1;
-* :class:`DenseRows`: a C-contiguous 2-D array and a weight per row;
+* :class:`DenseRows`: a C-contiguous 2-D array read in place, a factor and a weight per row,
+  and an optional constant last column (the clipped design of a fit without a copy of X);
 * :class:`SparseRows`: CSR arrays (``data``, ``indices``, ``indptr``; int32 indices, int64
   only past 2**31 entries) and a weight per row; a row costs its stored entries, never ``p``.
 
@@ -28,11 +29,16 @@ from numba.extending import overload
 __all__ = [
     "DenseRows", "SparseRows", "make_rows", "row_weight", "dot_row", "axpy_row", "margins",
     "add_example_gradient", "margins_and_sqnorm", "design_kind", "clip_sparse_rows",
-    "clip_limit", "index_dtype", "row_norms", "float64_blocks",
+    "clip_limit", "index_dtype", "row_norms", "float64_blocks", "clipped_dense_rows",
+    "IN_PLACE_LIMIT", "design_array",
 ]
 
-DenseRows = namedtuple("DenseRows", ["values", "weight", "shape"])
-DenseRows.__doc__ = "Dense design rows ``values`` (n, p), C-contiguous, with weights ``weight``."
+DenseRows = namedtuple("DenseRows", ["values", "weight", "scale", "tail", "shape"])
+DenseRows.__doc__ = """Dense design rows: row i is ``scale[i] * values[i]``, followed by the constant
+``tail`` when ``shape[1] == values.shape[1] + 1`` (an intercept column), with weight ``weight[i]``.
+
+``values`` (n, d) is C-contiguous float64 and is only read: a fit clips the caller's rows through
+``scale`` (:func:`clipped_dense_rows`) instead of writing a clipped copy of X."""
 SparseRows = namedtuple("SparseRows", ["data", "indices", "indptr", "weight", "shape"])
 SparseRows.__doc__ = "CSR design rows (``data``, ``indices``, ``indptr``) with weights ``weight``."
 
@@ -226,9 +232,13 @@ def make_rows(X, weight=None):
         Example weights (None: ones).
     """
     n, p = X.shape
+    if isinstance(X, DenseRows) and weight is None and np.all(X.weight == 1.0):
+        return X  # a clipped design with its weights of one (no second vector of ones)
     w = np.ones(n) if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
     if w.shape != (n,):
         raise ValueError(f"weight must have shape ({n},); got {w.shape}")
+    if isinstance(X, DenseRows):  # a clipped design (:func:`clipped_dense_rows`): new weights
+        return X._replace(weight=w)
     if sp.issparse(X):
         X = X.tocsr()
         index = index_dtype(X.nnz, p)
@@ -239,7 +249,53 @@ def make_rows(X, weight=None):
             w,
             (int(n), int(p)),
         )
-    return DenseRows(np.ascontiguousarray(X, dtype=np.float64), w, (int(n), int(p)))
+    return DenseRows(np.ascontiguousarray(X, dtype=np.float64), w, np.ones(n), 0.0, (int(n), int(p)))
+
+
+def design_array(X):
+    """The design as an array (tests and audits): a :class:`DenseRows` written out as
+    ``scale[:, None] * values`` plus its constant column; any other design as it is."""
+    if not isinstance(X, DenseRows):
+        return X
+    out = X.values * X.scale[:, None]
+    if X.shape[1] > X.values.shape[1]:
+        out = np.hstack([out, np.full((X.shape[0], 1), X.tail)])
+    return out
+
+
+#: Largest row norm (and, with its inverse, the range of ``unit``) for which a fit reads the rows
+#: of X in place (:func:`clipped_dense_rows`): a kernel forms ``x . w`` before applying the row's
+#: factor, which overflows for entries near 1e308; past the limit the fit writes the clipped copy.
+IN_PLACE_LIMIT = 2.0**400
+
+
+def clipped_dense_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
+    """The rows of a dense float64 X clipped to L2 norm ``data_norm``, plus a constant column of
+    ``intercept_scaling``, all divided by ``unit``, as kernel rows that read X in place.
+
+    Row i is ``scale[i] * x_i`` with ``scale[i] = min(1, clip_limit / ||x_i||) / unit`` (the
+    factor :func:`~skdp.linear_model._base.clip_rows` writes into its copy), so the fit holds
+    no copy of X: n factors instead of n x p values. The exact norm of every row is at most
+    ``data_norm / unit`` (``clip_limit`` leaves ``d + 8`` ulps for the computed norm and the two
+    rounded factors). The kernels multiply the row's dot product by its factor, the same
+    function of the data up to rounding. Returns None when a row's norm exceeds
+    :data:`IN_PLACE_LIMIT` or ``unit`` is outside its range (the caller writes the copy).
+    ``norms``: the rows' norms, when computed already (:func:`row_norms`).
+    """
+    n, d = X.shape
+    if X.dtype != np.float64 or not X.flags.c_contiguous:
+        raise ValueError("clipped_dense_rows reads a C-contiguous float64 array in place")
+    norms = row_norms(X) if norms is None else norms
+    unit = float(unit)
+    if not (1.0 / IN_PLACE_LIMIT <= unit <= IN_PLACE_LIMIT) or np.any(norms > IN_PLACE_LIMIT):
+        return None
+    limit = clip_limit.py_func(float(data_norm), d)  # same arithmetic, nothing to compile
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(norms > limit, limit / norms, 1.0)
+    scale /= unit
+    tail = 0.0 if intercept_scaling is None else float(intercept_scaling) / unit
+    p = d + (intercept_scaling is not None)
+    return DenseRows(X, np.ones(n), scale, tail, (int(n), int(p)))
 
 
 def design_kind(X):
@@ -295,9 +351,13 @@ def _dot_row(X, i, w):
     if kind == "dense":
         def dense(X, i, w):
             V = X.values
+            d = V.shape[1]
             acc = 0.0
-            for j in range(V.shape[1]):
+            for j in range(d):
                 acc += V[i, j] * w[j]
+            acc *= X.scale[i]
+            if X.shape[1] > d:  # the constant column
+                acc += X.tail * w[d]
             return acc
         return dense
     if kind == "sparse":
@@ -326,8 +386,12 @@ def _axpy_row(X, i, a, out):
     if kind == "dense":
         def dense(X, i, a, out):
             V = X.values
-            for j in range(V.shape[1]):
-                out[j] += a * V[i, j]
+            d = V.shape[1]
+            b = a * X.scale[i]
+            for j in range(d):
+                out[j] += b * V[i, j]
+            if X.shape[1] > d:
+                out[d] += a * X.tail
         return dense
     if kind == "sparse":
         def sparse(X, i, a, out):
@@ -348,19 +412,26 @@ def _margins(X, w, i, K, z):
     if kind in ("array", "dense"):
         def dense(X, w, i, K, z):
             V = _values(X)
-            p = V.shape[1]
+            d = V.shape[1]
             if K == 1:  # the common case: a plain dot product the compiler can vectorise
                 acc = 0.0
-                for j in range(p):
+                for j in range(d):
                     acc += V[i, j] * w[j]
                 z[0] = acc
-                return
-            for k in range(K):
-                z[k] = 0.0
-            for j in range(p):
-                xij = V[i, j]
+            else:
                 for k in range(K):
-                    z[k] += xij * w[j * K + k]
+                    z[k] = 0.0
+                for j in range(d):
+                    xij = V[i, j]
+                    for k in range(K):
+                        z[k] += xij * w[j * K + k]
+            c, tail = _row_scale(X, i)
+            if c != 1.0:
+                for k in range(K):
+                    z[k] *= c
+            if _has_tail(X):
+                for k in range(K):
+                    z[k] += tail * w[d * K + k]
         return dense
     if kind == "sparse":
         def sparse(X, w, i, K, z):
@@ -386,15 +457,20 @@ def _add_example_gradient(X, i, s, K, scale, out):
     if kind in ("array", "dense"):
         def dense(X, i, s, K, scale, out):
             V = _values(X)
-            p = V.shape[1]
+            d = V.shape[1]
+            c, tail = _row_scale(X, i)
+            if _has_tail(X):
+                for k in range(K):
+                    out[d * K + k] += tail * scale * s[k]
+            a = scale * c
             if K == 1:
-                a = scale * s[0]
+                a *= s[0]
                 if a != 0.0:
-                    for j in range(p):
+                    for j in range(d):
                         out[j] += a * V[i, j]
                 return
-            for j in range(p):
-                xij = V[i, j] * scale
+            for j in range(d):
+                xij = V[i, j] * a
                 for k in range(K):
                     out[j * K + k] += xij * s[k]
         return dense
@@ -420,23 +496,31 @@ def _margins_and_sqnorm(X, v, i, K, inv_lam, z):
     if kind in ("array", "dense"):
         def dense(X, v, i, K, inv_lam, z):
             V = _values(X)
-            p = V.shape[1]
+            d = V.shape[1]
             s = 0.0
             if K == 1:
                 acc = 0.0
-                for j in range(p):
+                for j in range(d):
                     xij = V[i, j]
                     s += xij * xij
                     acc += xij * v[j]
-                z[0] = acc * inv_lam
-                return s
-            for k in range(K):
-                z[k] = 0.0
-            for j in range(p):
-                xij = V[i, j]
-                s += xij * xij
+                z[0] = acc
+            else:
                 for k in range(K):
-                    z[k] += xij * v[j * K + k]
+                    z[k] = 0.0
+                for j in range(d):
+                    xij = V[i, j]
+                    s += xij * xij
+                    for k in range(K):
+                        z[k] += xij * v[j * K + k]
+            c, tail = _row_scale(X, i)
+            s *= c * c
+            for k in range(K):
+                z[k] *= c
+            if _has_tail(X):
+                s += tail * tail
+                for k in range(K):
+                    z[k] += tail * v[d * K + k]
             for k in range(K):
                 z[k] *= inv_lam
             return s
@@ -471,4 +555,34 @@ def _values_impl(X):
         return lambda X: X
     if kind == "dense":
         return lambda X: X.values
+    return None
+
+
+def _row_scale(X, i):
+    """(factor of row i, value of the constant column) of a plain array or a DenseRows."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(_row_scale, inline="always")
+def _row_scale_impl(X, i):
+    kind = design_kind(X)
+    if kind == "array":
+        return lambda X, i: (1.0, 0.0)
+    if kind == "dense":
+        return lambda X, i: (X.scale[i], X.tail)
+    return None
+
+
+def _has_tail(X):
+    """Whether the design has a constant last column beyond its stored values."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(_has_tail, inline="always")
+def _has_tail_impl(X):
+    kind = design_kind(X)
+    if kind == "array":
+        return lambda X: False
+    if kind == "dense":
+        return lambda X: X.shape[1] > X.values.shape[1]
     return None

@@ -240,7 +240,7 @@ def test_auditor_catches_missing_row_clipping(monkeypatch, name):
     X0 = c0.problem.X.copy()
     X0[c0.index] *= 100.0
     _skip_unless_broken(name, replace(c0.problem, X=X0), c0)
-    monkeypatch.setattr(estimator_base, "clip_rows", _no_clip_rows)
+    monkeypatch.setattr(estimator_base, "clipped_design", _no_clip_rows)
     X, y = _estimator_data("regression")
     c = make_canary(X, y, task="regression", data_norm=100.0)
     # The statistic needs a fit that runs long enough to fit the huge row: the full-batch methods
@@ -265,6 +265,7 @@ def test_auditor_catches_missing_row_clipping(monkeypatch, name):
 
 
 def _no_clip_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
+    """What ``clipped_design`` would give without its clip: the rows as they are, in units."""
     out = np.array(X, dtype=np.float64, copy=True)
     if intercept_scaling is not None:
         out = np.hstack([out, np.full((out.shape[0], 1), intercept_scaling)])

@@ -279,6 +279,45 @@ def test_clipped_rows_in_units_of_the_bound_are_within_one_exactly(d):
         assert np.linalg.norm(sparse[:, :d], axis=1).max() <= 1.0
 
 
+@pytest.mark.parametrize("d", [1, 3, 40])
+def test_rows_read_in_place_are_within_one_exactly(d):
+    """The fit's design without a copy (issue 16): row i is ``scale_i * x_i`` read from the
+    caller's X; in exact arithmetic (the product never rounded) its norm is <= 1 in units of
+    the bound, and it is the row :func:`clip_rows` writes, up to rounding."""
+    from skdp._rows import clipped_dense_rows, design_array, row_norms
+
+    rng = np.random.default_rng(200 + d)
+    X = _rows(rng, 4000, d)
+    before = X.copy()
+    for bound in (1.0, 0.1, 3.7, 1e-3, 890.0):
+        R = clipped_dense_rows(X, bound, 2.5, unit=bound, norms=row_norms(X))
+        assert R.values is X and R.shape == (4000, d + 1) and R.tail == 2.5 / bound
+        near = np.flatnonzero(np.linalg.norm(X, axis=1) * R.scale > 0.5)[:300]
+        assert near.size > 0
+        assert all(Fraction(float(R.scale[i])) ** 2 * _exact_sq_norm(X[i]) <= 1 for i in near)
+        np.testing.assert_allclose(design_array(R), clip_rows(X, bound, 2.5, unit=bound),
+                                   rtol=4e-16, atol=0)
+    np.testing.assert_array_equal(X, before)  # read, never written
+
+
+def test_rows_too_large_to_read_in_place_get_the_copy():
+    """A kernel forms x . w before the row's factor: entries near 1e308 would overflow, so such
+    a design is written out clipped (the same rows) instead of read in place."""
+    from skdp._rows import IN_PLACE_LIMIT, clipped_dense_rows
+    from skdp.linear_model._base import clipped_design
+
+    X = np.ones((5, 3))
+    X[2] = 1e300
+    assert clipped_dense_rows(X, 1.0) is None
+    assert clipped_dense_rows(np.ones((5, 3)), 1.0, unit=IN_PLACE_LIMIT * 2) is None
+    C = clipped_design(X, 1.0, 1.0)
+    assert isinstance(C, np.ndarray) and np.linalg.norm(C[:, :3], axis=1).max() <= 1.0
+    y = np.array([0, 1, 0, 1, 1])
+    for opt in available_optimizers():
+        model = DPLogisticRegression(epsilon=1.0, optimizer=opt, data_norm=1.0, random_state=0)
+        assert np.all(np.isfinite(model.fit(X, y).coef_))
+
+
 @pytest.mark.parametrize("K", [2, 3, 5])
 def test_per_example_clips_are_within_the_bound_exactly(K):
     rng = np.random.default_rng(K)

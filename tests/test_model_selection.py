@@ -19,6 +19,7 @@ from skdp import (
     compute_epsilon,
     tuning_cost,
 )
+from skdp._rows import design_array
 from skdp.model_selection import MaxEvent, PrivateSearchCV, RepeatAndSelectEvent, plan_event
 from skdp.model_selection._events import sample_repetitions, tnb_gamma
 from skdp.optimizers.dp_gdws import DPGDWS
@@ -213,7 +214,7 @@ class LeakyGDWS(DPGDWS):
     """A deliberately broken optimizer whose budget depends on the data values."""
 
     def solve(self, problem, budget, rng, **kwargs):
-        if problem.X[:, 0].mean() > 0.05:
+        if design_array(problem.X)[:, 0].mean() > 0.05:
             budget = type(budget)(budget.epsilon * 2, budget.delta, budget.accountant)
         return super().solve(problem, budget, rng, **kwargs)
 

@@ -31,7 +31,7 @@ from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord
 from ..progress import check_callback
 from ._bounds import PrivateFit, _row_norms, public_data_norm, resolve_data_norm
 
-__all__ = ["DPLinearModel", "clip_rows"]
+__all__ = ["DPLinearModel", "clip_rows", "clipped_design"]
 
 
 #: The sparse formats the estimators accept (others are converted to the first).
@@ -113,6 +113,31 @@ def clip_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
     if intercept_scaling is not None:
         out[:, d] = intercept_scaling / unit
     return out
+
+
+def clipped_design(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
+    """The design a fit runs on: the rows of X clipped to L2 norm <= data_norm, plus an
+    intercept column, all divided by ``unit``, without a copy of X where it can.
+
+    A dense float64 C-contiguous X is read in place through per-row factors
+    (:func:`~skdp._rows.clipped_dense_rows`: n numbers beyond X, where :func:`clip_rows` wrote
+    n x p); another dense X is converted once to that layout (the one copy clip_rows would have
+    written). Sparse X, and rows too large to read in place, get :func:`clip_rows`'s copy. The
+    caller's array is never modified. ``norms``: as in :func:`clip_rows`.
+    """
+    from .._rows import clipped_dense_rows  # numba: on first use
+
+    if not sp.issparse(X):
+        X = np.asarray(X)
+        if X.dtype not in (np.float64, np.float32):
+            X = X.astype(np.float64)
+        # float32 converts exactly, so norms computed on X are the converted rows' norms
+        view = clipped_dense_rows(
+            np.ascontiguousarray(X, dtype=np.float64), data_norm, intercept_scaling, unit, norms
+        )
+        if view is not None:
+            return view
+    return clip_rows(X, data_norm, intercept_scaling, unit, norms)
 
 
 def prediction_row_factors(X, data_norm):
@@ -357,7 +382,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             # rules and heuristics assume. An exact reparameterisation of the same objective
             # (X_u = X / D, W_u = D W, lam_u = lam / D^2); nothing changes when D = 1.
             with compile_notice(what, self.verbose):  # a first fit says so when numba compiles
-                Xc = clip_rows(X, data_norm, s if self.fit_intercept else None, unit, norms)
+                Xc = clipped_design(X, data_norm, s if self.fit_intercept else None, unit, norms)
             Y = np.ascontiguousarray(Y, dtype=np.float64)
         del norms  # not held through the optimizer's run (peak memory)
         if unit != 1.0:  # (the clipped copy, in memory or on Dask, is already in these units)

@@ -178,7 +178,7 @@ def n_blocks(m, D):
 
 # A parallel loop cannot take a named tuple holding a tuple (the ``shape`` of the designs): it
 # gets the arrays and sizes in a flat named tuple and rebuilds the design inside the loop.
-_DenseFlat = namedtuple("_DenseFlat", ["values", "weight", "n", "p"])
+_DenseFlat = namedtuple("_DenseFlat", ["values", "weight", "scale", "tail", "n", "p"])
 _SparseFlat = namedtuple("_SparseFlat", ["data", "indices", "indptr", "weight", "n", "p"])
 
 
@@ -192,7 +192,7 @@ def _flat_impl(X):
     if kind == "array":
         return lambda X: X
     if kind == "dense":
-        return lambda X: _DenseFlat(X.values, X.weight, X.shape[0], X.shape[1])
+        return lambda X: _DenseFlat(X.values, X.weight, X.scale, X.tail, X.shape[0], X.shape[1])
     if kind == "sparse":
         return lambda X: _SparseFlat(
             X.data, X.indices, X.indptr, X.weight, X.shape[0], X.shape[1]
@@ -209,7 +209,7 @@ def _unflat_impl(F):
     if isinstance(F, types.Array):
         return lambda F: F
     if isinstance(F, types.BaseNamedTuple) and F.instance_class is _DenseFlat:
-        return lambda F: DenseRows(F.values, F.weight, (F.n, F.p))
+        return lambda F: DenseRows(F.values, F.weight, F.scale, F.tail, (F.n, F.p))
     if isinstance(F, types.BaseNamedTuple) and F.instance_class is _SparseFlat:
         return lambda F: SparseRows(F.data, F.indices, F.indptr, F.weight, (F.n, F.p))
     return None
