@@ -1,21 +1,21 @@
 """Scaling with n (issue 16): step and epoch time from 1e4 to 1e7 rows at d = 100, and peak memory.
 
 Each n runs in a fresh process. X is float32 (the input a large table would come in; a fit reads
-it a block of rows at a time into its clipped float64 copy, so no float64 copy of X is made). At
-the largest n, X is a ``numpy.memmap`` on disk (``--memmap-from``), generated block by block, to
-show the path for an X that does not fit in memory: the fit reads it once, to make its clipped
-copy. Per n:
+it in place, computing in float64, with a clip factor per row: no copy of X is made). At the
+largest n, X is a ``numpy.memmap`` on disk (``--memmap-from``), generated block by block, to show
+the path for an X that does not fit in memory: every step reads the memmap itself. Per n:
 
 * ``X @ w``: one numpy pass over the float32 X, BLAS on one thread (the bandwidth yardstick);
 * full-batch step: ``DPLogisticRegression(optimizer=DPGDWS(max_iter=10))``, the time of its
   noisy steps (``ProgressMonitor.run``, which every optimizer's steps go through) over 10: the
-  calibration, private bounds and clipped copy are not in it;
+  calibration and private bounds are not in it;
 * mini-batch epoch: the same with Poisson batches of 512 rows (expected), per step times
   n / 512 (up to 2000 steps timed);
-* set-up: the rest of the full-batch fit (validation, private bounds, clipped copy, noise
-  calibration);
+* set-up: the rest of the full-batch fit (validation, private bounds, row norms and clip
+  factors, noise calibration);
 * memory: peak resident memory during the fits beyond the resident memory with X loaded, over
-  X's bytes (the clipped copy alone is 2 (d + 1) / d = 2.02 of a float32 X).
+  X's bytes (before session 7 the fit wrote a clipped float64 copy, 2 (d + 1) / d = 2.02 of a
+  float32 X by itself; now per-row buffers are all).
 
 Usage: ``python benchmarks/bench_scaling.py [--sizes 1e4,1e5,1e6,1e7] [--memmap-from 1e7]``;
 writes ``benchmarks/results/scaling.md`` and ``scaling.json``.
@@ -142,10 +142,10 @@ def main():
         "`python benchmarks/bench_scaling.py` (see its docstring for what is timed). One run, each n"
         " in a fresh process; the machine is shared, so the load average at each n is shown."
         " Ratios are against one numpy `X @ w` pass over the float32 X on one BLAS thread."
-        " X is a memmap on disk where marked (read once, to build the clipped float64 copy the"
-        " steps then read). Memory: peak resident memory during the fits beyond the resident"
-        " memory with X loaded, in units of X's bytes; the clipped float64 copy with its"
-        " intercept column is 2.02 X by itself.",
+        " X is a memmap on disk where marked (the steps read it in place). The fit reads X in"
+        " place with a clip factor per row (no copy; before session 7 it wrote a clipped float64"
+        " copy, 2.02 X by itself). Memory: peak resident memory during the fits beyond the"
+        " resident memory with X loaded, in units of X's bytes.",
         "",
         "| n | X | `X @ w` (ms) | full-batch step (ms) | step / pass | step per 1e6 rows (ms) |"
         " mini-batch epoch (ms) | epoch / pass | set-up (s) | peak beyond X / X | load |",

@@ -15,7 +15,8 @@ Writes ``benchmarks/results/speed.md`` and ``speed.csv``. Four parts:
 3. ``import skdp`` time and numba compile time, each in a fresh process with
    ``NUMBA_CACHE_DIR`` set to an empty temporary directory (cold) and then to the filled one (warm).
 4. Peak memory of a fit, in a fresh process per optimizer: peak RSS during the fit minus the RSS
-   just before it, relative to ``X.nbytes`` (target: at most one extra copy of X).
+   just before it, relative to ``X.nbytes`` (target: at most one extra copy of X; a fit reads a
+   dense X in place since session 7, so what is left is per-row buffers).
 
 All figures come from one run on a shared 2-core machine; ratios are the meaningful part.
 """

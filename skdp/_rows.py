@@ -30,15 +30,17 @@ __all__ = [
     "DenseRows", "SparseRows", "make_rows", "row_weight", "dot_row", "axpy_row", "margins",
     "add_example_gradient", "margins_and_sqnorm", "design_kind", "clip_sparse_rows",
     "clip_limit", "index_dtype", "row_norms", "float64_blocks", "clipped_dense_rows",
-    "IN_PLACE_LIMIT", "design_array",
+    "IN_PLACE_LIMIT", "design_array", "dot_stored", "axpy_stored", "tail_dot", "add_tail",
 ]
 
 DenseRows = namedtuple("DenseRows", ["values", "weight", "scale", "tail", "shape"])
 DenseRows.__doc__ = """Dense design rows: row i is ``scale[i] * values[i]``, followed by the constant
 ``tail`` when ``shape[1] == values.shape[1] + 1`` (an intercept column), with weight ``weight[i]``.
 
-``values`` (n, d) is C-contiguous float64 and is only read: a fit clips the caller's rows through
-``scale`` (:func:`clipped_dense_rows`) instead of writing a clipped copy of X."""
+``values`` (n, d) is C-contiguous float64 or float32 and is only read: a fit clips the caller's
+rows through ``scale`` (:func:`clipped_dense_rows`) instead of writing a clipped copy of X. The
+kernels compute in float64 (a float32 entry converts exactly), so a float32 X gives the bits of
+the same rows in float64; numba compiles a float32 variant of a kernel on its first float32 fit."""
 SparseRows = namedtuple("SparseRows", ["data", "indices", "indptr", "weight", "shape"])
 SparseRows.__doc__ = "CSR design rows (``data``, ``indices``, ``indptr``) with weights ``weight``."
 
@@ -270,7 +272,7 @@ IN_PLACE_LIMIT = 2.0**400
 
 
 def clipped_dense_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
-    """The rows of a dense float64 X clipped to L2 norm ``data_norm``, plus a constant column of
+    """The rows of a dense float64 or float32 X clipped to L2 norm ``data_norm``, plus a constant column of
     ``intercept_scaling``, all divided by ``unit``, as kernel rows that read X in place.
 
     Row i is ``scale[i] * x_i`` with ``scale[i] = min(1, clip_limit / ||x_i||) / unit`` (the
@@ -283,8 +285,8 @@ def clipped_dense_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=Non
     ``norms``: the rows' norms, when computed already (:func:`row_norms`).
     """
     n, d = X.shape
-    if X.dtype != np.float64 or not X.flags.c_contiguous:
-        raise ValueError("clipped_dense_rows reads a C-contiguous float64 array in place")
+    if X.dtype not in (np.float64, np.float32) or not X.flags.c_contiguous:
+        raise ValueError("clipped_dense_rows reads a C-contiguous float64/float32 array in place")
     norms = row_norms(X) if norms is None else norms
     unit = float(unit)
     if not (1.0 / IN_PLACE_LIMIT <= unit <= IN_PLACE_LIMIT) or np.any(norms > IN_PLACE_LIMIT):
@@ -401,6 +403,89 @@ def _axpy_row(X, i, a, out):
     return None
 
 
+def dot_stored(X, i, w):
+    """x_i . w over the stored values of row i (its factor applied), without the constant
+    column: a hot loop adds :func:`tail_dot` once per call instead of a branch per row."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(dot_stored, jit_options=_JIT)
+def _dot_stored(X, i, w):
+    kind = design_kind(X)
+    if kind == "dense":
+        def dense(X, i, w):
+            V = X.values
+            acc = 0.0
+            for j in range(V.shape[1]):
+                acc += V[i, j] * w[j]
+            return acc * X.scale[i]
+        return dense
+    if kind in ("array", "sparse"):
+        return lambda X, i, w: dot_row(X, i, w)
+    return None
+
+
+def axpy_stored(X, i, a, out):
+    """out += a * x_i over the stored values of row i (its factor applied), without the
+    constant column (see :func:`add_tail`)."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(axpy_stored, jit_options=_JIT)
+def _axpy_stored(X, i, a, out):
+    kind = design_kind(X)
+    if kind == "dense":
+        def dense(X, i, a, out):
+            V = X.values
+            b = a * X.scale[i]
+            for j in range(V.shape[1]):
+                out[j] += b * V[i, j]
+        return dense
+    if kind in ("array", "sparse"):
+        return lambda X, i, a, out: axpy_row(X, i, a, out)
+    return None
+
+
+def tail_dot(X, w):
+    """The constant column's part of every margin, ``tail * w[d]`` (0 without one)."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(tail_dot, inline="always")
+def _tail_dot(X, w):
+    kind = design_kind(X)
+    if kind == "dense":
+        def dense(X, w):
+            d = X.values.shape[1]
+            return X.tail * w[d] if X.shape[1] > d else 0.0
+        return dense
+    if kind in ("array", "sparse"):
+        return lambda X, w: 0.0
+    return None
+
+
+def add_tail(X, total, out):
+    """out[d] += tail * total: the constant column's part of a sum of ``a_i x_i`` whose
+    coefficients add up to ``total`` (nothing without one)."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(add_tail, inline="always")
+def _add_tail(X, total, out):
+    kind = design_kind(X)
+    if kind == "dense":
+        def dense(X, total, out):
+            d = X.values.shape[1]
+            if X.shape[1] > d:
+                out[d] += X.tail * total
+        return dense
+    if kind in ("array", "sparse"):
+        def none(X, total, out):
+            pass
+        return none
+    return None
+
+
 def margins(X, w, i, K, z):
     """z = W.T x_i for the flat (p*K, row-major) parameter vector w."""
     raise NotImplementedError("jitted only")
@@ -501,7 +586,7 @@ def _margins_and_sqnorm(X, v, i, K, inv_lam, z):
             if K == 1:
                 acc = 0.0
                 for j in range(d):
-                    xij = V[i, j]
+                    xij = float(V[i, j])  # float64 arithmetic for a float32 X too
                     s += xij * xij
                     acc += xij * v[j]
                 z[0] = acc
@@ -509,7 +594,7 @@ def _margins_and_sqnorm(X, v, i, K, inv_lam, z):
                 for k in range(K):
                     z[k] = 0.0
                 for j in range(d):
-                    xij = V[i, j]
+                    xij = float(V[i, j])
                     s += xij * xij
                     for k in range(K):
                         z[k] += xij * v[j * K + k]

@@ -60,8 +60,11 @@ def test_the_design_shares_the_callers_memory():
     R = clipped_design(X, 2.0, 1.0, unit=2.0)
     assert isinstance(R, DenseRows) and np.shares_memory(R.values, X)
     assert R.weight.shape == R.scale.shape == (50,) and R.shape == (50, 5)
-    # a float32 or Fortran-ordered X is converted once (the copy the fit wrote before), no more
-    for other in (X.astype(np.float32), np.asfortranarray(X)):
+    X32 = X.astype(np.float32)  # read in place too (the kernels compute in float64)
+    R = clipped_design(X32, 2.0, 1.0, unit=2.0)
+    assert isinstance(R, DenseRows) and np.shares_memory(R.values, X32)
+    # a Fortran-ordered X is copied once to rows in order, in its own dtype, no more
+    for other in (np.asfortranarray(X), np.asfortranarray(X32)):
         R = clipped_design(other, 2.0, 1.0, unit=2.0)
         assert isinstance(R, DenseRows) and R.values.flags.c_contiguous
-        assert R.values.dtype == np.float64 and not np.shares_memory(R.values, other)
+        assert R.values.dtype == other.dtype and not np.shares_memory(R.values, other)

@@ -119,11 +119,11 @@ def clipped_design(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
     """The design a fit runs on: the rows of X clipped to L2 norm <= data_norm, plus an
     intercept column, all divided by ``unit``, without a copy of X where it can.
 
-    A dense float64 C-contiguous X is read in place through per-row factors
+    A dense C-contiguous float64 or float32 X is read in place through per-row factors
     (:func:`~skdp._rows.clipped_dense_rows`: n numbers beyond X, where :func:`clip_rows` wrote
-    n x p); another dense X is converted once to that layout (the one copy clip_rows would have
-    written). Sparse X, and rows too large to read in place, get :func:`clip_rows`'s copy. The
-    caller's array is never modified. ``norms``: as in :func:`clip_rows`.
+    n x p in float64); another dense X is copied once to that layout (in its own float dtype).
+    Sparse X, and rows too large to read in place, get :func:`clip_rows`'s copy. The caller's
+    array is never modified. ``norms``: as in :func:`clip_rows`.
     """
     from .._rows import clipped_dense_rows  # numba: on first use
 
@@ -131,10 +131,7 @@ def clipped_design(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
         X = np.asarray(X)
         if X.dtype not in (np.float64, np.float32):
             X = X.astype(np.float64)
-        # float32 converts exactly, so norms computed on X are the converted rows' norms
-        view = clipped_dense_rows(
-            np.ascontiguousarray(X, dtype=np.float64), data_norm, intercept_scaling, unit, norms
-        )
+        view = clipped_dense_rows(np.ascontiguousarray(X), data_norm, intercept_scaling, unit, norms)
         if view is not None:
             return view
     return clip_rows(X, data_norm, intercept_scaling, unit, norms)
@@ -291,8 +288,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             X, y = as_dask_inputs(X, y)
             self.n_features_in_ = int(X.shape[1])
             return X, y
-        # float32 stays float32 until the clipped float64 copy is made (clip_rows), a block of
-        # rows at a time: a fit never holds a float64 copy of a float32 X besides that copy
+        # float32 stays float32: the fit reads it in place (clipped_design), computing in
+        # float64, so it never holds a float64 copy of a float32 X
         return validate_data(
             self, X, y, accept_sparse=SPARSE_FORMATS, dtype=(np.float64, np.float32), **kwargs
         )

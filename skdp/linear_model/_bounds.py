@@ -379,7 +379,7 @@ def public_data_norm(param, fit):
 def resolve_data_norm(param, X, fit, sample_weight=None):
     """``(data_norm, row_scale, norms)``: the row-norm bound a fit uses, the typical row norm
     that ``intercept_scaling="auto"`` takes, and the rows' norms when they were computed here
-    for a dense in-memory X (None otherwise), for the clipped copy to read.
+    for a dense in-memory X (None otherwise), for the clip factors of the fit's design.
 
     The bound is the public number given, the pipeline's public bound, the exact largest norm
     of the rows of positive ``sample_weight`` (epsilon = inf), or ``DATA_NORM_FACTOR`` times a

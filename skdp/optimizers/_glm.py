@@ -16,8 +16,8 @@ from numba import njit, prange, types
 from numba.extending import overload
 
 from .._rows import (
-    DenseRows, SparseRows, add_example_gradient, axpy_row, design_kind, dot_row, margins,
-    row_weight,
+    DenseRows, SparseRows, add_example_gradient, add_tail, axpy_row, axpy_stored, design_kind,
+    dot_row, dot_stored, margins, row_weight, tail_dot,
 )
 from ..losses import MULTINOMIAL, clip_vector, huber_value, loss_derivative, scalar_derivative
 
@@ -92,11 +92,16 @@ def _add_clipped_gradients(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
 def _add_scalar_gradients(X, Y, w, idx, start, stop, loss_id, tau, out):
     """:func:`_add_clipped_gradients` for one output and a single-output loss (not
     multinomial): ``Y`` of shape (n, 1), or (n,) (see :func:`scalar_targets`)."""
+    offset = tail_dot(X, w)  # the intercept column's margin, the same for every row
+    total = 0.0
     for r in range(start, stop):
         i = idx[r]
-        d = row_weight(X, i) * scalar_derivative(loss_id, dot_row(X, i, w), _target(Y, i), tau)
+        m = dot_stored(X, i, w) + offset
+        d = row_weight(X, i) * scalar_derivative(loss_id, m, _target(Y, i), tau)
         if d != 0.0:
-            axpy_row(X, i, d, out)
+            axpy_stored(X, i, d, out)
+            total += d
+    add_tail(X, total, out)
 
 
 def _target(Y, i):

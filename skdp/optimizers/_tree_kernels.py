@@ -21,10 +21,10 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
-from .._rows import design_kind, row_weight
+from .._rows import add_tail, axpy_stored, design_kind, dot_stored, row_weight, tail_dot
 from ..losses import scalar_derivative
 from ..privacy.noise import add_gaussian_noise
-from ._glm import _n_outputs, add_example_gradient, axpy_row, dot_row, example_derivative
+from ._glm import _n_outputs, add_example_gradient, example_derivative
 
 __all__ = ["trailing_zeros", "tree_step", "batch_gradient", "nsgd_tree_epoch", "N_STATE"]
 
@@ -215,13 +215,18 @@ def _add_batch_rows(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
 def _add_batch_rows_impl(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
     if Y.ndim == 1:
         def scalar(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
+            offset = tail_dot(X, w)  # the intercept column, once per batch (see _glm)
+            total = 0.0
             for r in range(start, stop):
                 if r + PREFETCH_AHEAD < stop:
                     prefetch_row(X, perm[r + PREFETCH_AHEAD])
                 i = perm[r]
-                d = row_weight(X, i) * scalar_derivative(loss_id, dot_row(X, i, w), Y[i], clip)
+                m = dot_stored(X, i, w) + offset
+                d = row_weight(X, i) * scalar_derivative(loss_id, m, Y[i], clip)
                 if d != 0.0:
-                    axpy_row(X, i, d, g)
+                    axpy_stored(X, i, d, g)
+                    total += d
+            add_tail(X, total, g)
         return scalar
 
     def vector(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
