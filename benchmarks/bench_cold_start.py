@@ -45,6 +45,8 @@ CASES = {
     "sparse dp_scd": ("DPLogisticRegression(optimizer='dp_scd')", "sparse"),
     "multiclass": ("DPLogisticRegression()", "multiclass"),
     "sample weights": ("DPLogisticRegression()", "weights"),
+    "float32": ("DPLogisticRegression()", "float32"),
+    "float32 dp_scd": ("DPLogisticRegression(optimizer='dp_scd')", "float32"),
     "data_norm='auto'": ("DPLogisticRegression(data_norm='auto')", "binary"),
     "epsilon=inf": ("DPLogisticRegression(epsilon=float('inf'))", "binary"),
     "DPRidge": ("DPRidge()", "regression"),
@@ -90,6 +92,8 @@ elif kind == "weights":
     kw = {"sample_weight": rng.uniform(0.0, 1.0, n)}
 elif kind == "regression":
     y = X[:, 0] + 0.1 * rng.standard_normal(n)
+elif kind == "float32":  # read in place: kernels compiled for float32 rows
+    X = X.astype(np.float32)
 est = eval(expr)
 with warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -202,12 +206,14 @@ def write(allres):
          "with its CPU time in brackets (what it would take on an idle core), *compile* "
          "= the part of it numba spent compiling, *warm* = first fit of a later process (filled "
          "cache), *second* = second fit in the same process. One run each on a shared 2-core "
-         "machine: compare the CPU times, since wall times grow with the load (the committed run "
+         "machine: compare the CPU times, since wall times grow with the load (the *before* run "
          "had a load average of 15-20: its wall times are inflated ten-fold, its CPU times by "
-         "perhaps 1.3x). *before*: the tree before issue 16's second round (commit b5ebfed; the "
-         "first round's figures are in the git history of this file), *after*: full-batch fits "
-         "in memory run the Python loops around the one gradient-sum kernel, 1-D targets, "
-         "Gaussian noise typed at compile time, sparse clipping in numpy. Targets: default "
+         "perhaps 1.3x; the *after* run, 2026-11-25, about 1.5). *before*: the tree before issue "
+         "16's second round (commit b5ebfed; the first round's figures are in the git history of "
+         "this file), *after*: full-batch fits in memory run the Python loops around the one "
+         "gradient-sum kernel, 1-D targets, Gaussian noise typed at compile time, sparse "
+         "clipping in numpy, and (session 7) dense X read in place with a clip factor per row, "
+         "float32 too (its kernels are compiled for float32 rows). Targets: default "
          "<= 3 s cold, every case <= 5 s; `import skdp` <= 1.1 x `import sklearn.linear_model`.",
          "",
          "## import", "",

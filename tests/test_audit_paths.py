@@ -136,7 +136,7 @@ def test_every_optimizer_option_is_mapped_and_its_analyses_audited(name):
                 if p.params.get("mechanism") == "laplace"} == {True, False}
 
 
-def test_estimator_paths_cover_losses_multiclass_sparse_secure_pld():
+def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld():
     from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 
     paths = estimator_paths()
@@ -146,6 +146,8 @@ def test_estimator_paths_cover_losses_multiclass_sparse_secure_pld():
     assert {p.sparse for p in paths} >= {"csr", "csc"}
     assert any(p.make(0).secure_mode for p in paths)
     assert {type(p.make(0)) for p in paths if p.dask} >= {DPLogisticRegression, DPRidge}
+    # float32 X is read in place by kernels of its own (issue 16)
+    assert {type(p.make(0)) for p in paths if p.float32} >= {DPLogisticRegression, DPRidge}
     assert {type(p.make(0)) for p in paths if _uses_pld(p)} >= {DPLogisticRegression, DPRidge}
     for p in paths:  # the audited estimators are the powered ones (a saturated canary)
         est = p.make(0)

@@ -345,6 +345,8 @@ class EstimatorPath:
     dask : bool
         X and y as dask arrays in uneven chunks (the distributed path, :mod:`skdp._dask`; run
         on the local scheduler, or on the current ``distributed.Client``).
+    float32 : bool
+        X in float32 (read in place by the kernels' float32 variants, computing in float64).
     """
 
     label: str
@@ -357,6 +359,7 @@ class EstimatorPath:
     fits: int = 1000
     why: str = ""
     dask: bool = False
+    float32: bool = False
 
     @property
     def task(self):
@@ -375,6 +378,8 @@ class EstimatorPath:
             y = np.argmax(X @ rng.normal(size=(2, self.n_classes)), axis=1)
         c = make_canary(X, y, task=self.task)
         Xa = c.X if self.sparse is None else sp.csr_matrix(c.X).asformat(self.sparse)
+        if self.float32:
+            Xa = Xa.astype(np.float32)
         return c, Xa
 
 
@@ -442,6 +447,9 @@ def estimator_paths():
               "saturating clip, is caught at x0.5."),
         E("DPLogisticRegression CSR", "sparse input", logistic(), sparse="csr"),
         E("DPRidge CSC", "sparse input", ridge(), loss="squared", sparse="csc"),
+        # a float32 X is read in place by kernels compiled for float32 rows (issue 16)
+        E("DPLogisticRegression float32", "float32 input", logistic(), float32=True),
+        E("DPRidge float32 (dp_scd)", "float32 input", ridge(), loss="squared", float32=True),
         E("DPLogisticRegression secure_mode", "secure_mode", logistic(secure_mode=True)),
         E("DPLogisticRegression accountant=pld", "PLD accountant", logistic(accountant="pld")),
         E("DPRidge accountant=pld", "PLD accountant", ridge(accountant="pld"), loss="squared"),
