@@ -72,6 +72,9 @@ def child(n, memmap):
     DPLogisticRegression(optimizer=DPGDWS(max_iter=2, batch_size=64), random_state=0).fit(
         X[:2000], y[:2000])
     pass_s = xw_pass_time(X, repeat=5 if n >= 10**6 else 20)
+    # and once on X itself: a fit of more than PARALLEL_MIN_WORK entries compiles (or loads) the
+    # threaded variant of the gradient sum, whose compiler memory is not the fit's
+    DPLogisticRegression(optimizer=DPGDWS(max_iter=1), random_state=0).fit(X, y)
     with open("/proc/self/clear_refs", "w") as fh:  # VmHWM := current RSS (X loaded)
         fh.write("5")
     from _timing import rss
@@ -127,7 +130,10 @@ def main():
         cmd = [sys.executable, __file__, "--child", str(n)]
         if n >= args.memmap_from:
             cmd.append("--memmap")
-        out = subprocess.run(cmd, capture_output=True, text=True)
+        # a fixed mmap threshold: glibc's dynamic one would keep the warm-up fit's freed per-row
+        # buffers in the heap, and the measured fits would reuse them without raising the peak
+        env = {**os.environ, "MALLOC_MMAP_THRESHOLD_": "131072"}
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if out.returncode:
             print(out.stderr[-2000:], file=sys.stderr)
             continue
