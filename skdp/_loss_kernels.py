@@ -68,12 +68,9 @@ def loss_derivative(loss_id, z, Y, i, K, s):
     for k in range(K):
         if loss_id == LOGISTIC:
             t = Y[i, k] * z[k]
-            # -y * sigmoid(-t), stable on both sides
-            if t >= 0:
-                e = math.exp(-t)
-                s[k] = -Y[i, k] * e / (1.0 + e)
-            else:
-                s[k] = -Y[i, k] / (1.0 + math.exp(t))
+            # -y * sigmoid(-t), stable on both sides, with a select (see scalar_derivative)
+            e = math.exp(-abs(t))
+            s[k] = -Y[i, k] * (e if t >= 0 else 1.0) / (1.0 + e)
         elif loss_id == SQUARED:
             s[k] = z[k] - Y[i, k]
         else:
@@ -84,12 +81,12 @@ def loss_derivative(loss_id, z, Y, i, K, s):
 def scalar_derivative(loss_id, z, y, tau):
     """Clipped derivative of a single-output loss (logistic, squared, squared hinge) at z."""
     if loss_id == LOGISTIC:
+        # -y * sigmoid(-t), stable on both sides: exp(-|t|) then a select, not a branch (the
+        # sign of the margins is data: a branch on it mispredicts); the same bits as
+        # e / (1 + e) for t >= 0 and 1 / (1 + exp(t)) below
         t = y * z
-        if t >= 0:
-            e = math.exp(-t)
-            d = -y * e / (1.0 + e)
-        else:
-            d = -y / (1.0 + math.exp(t))
+        e = math.exp(-abs(t))
+        d = -y * (e if t >= 0 else 1.0) / (1.0 + e)
     elif loss_id == SQUARED:
         d = z - y
     else:

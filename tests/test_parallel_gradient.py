@@ -163,3 +163,30 @@ def test_no_threads_when_numba_has_one_or_every_core_is_busy(monkeypatch, idle_c
     assert not threads_allowed()
     monkeypatch.setattr(_glm.os, "getloadavg", lambda: (0.5, 0.0, 0.0))
     assert not _glm._cores_busy()
+
+
+def test_logistic_derivative_is_the_two_sided_stable_formula_bit_for_bit():
+    """The logistic derivative is computed with exp(-|t|) and a select (no branch on the sign
+    of the margin, which mispredicts); it must be the stable two-branch formula exactly, so the
+    sums, and the replay tests pinned on them, are unchanged."""
+    import math
+
+    from skdp._loss_kernels import scalar_derivative
+    from skdp.losses import get_loss, loss_derivative
+
+    lid = get_loss("logistic").loss_id
+    rng = np.random.default_rng(0)
+    zs = np.concatenate([rng.normal(size=2000) * 5, [0.0, -0.0, 1e-300, -1e-300, 30.0, -30.0,
+                                                     745.0, -745.0, 1e6, -1e6]])
+    for y in (1.0, -1.0):
+        for z in zs:
+            t = y * z
+            if t >= 0:
+                e = math.exp(-t)
+                want = -y * e / (1.0 + e)
+            else:
+                want = -y / (1.0 + math.exp(t))
+            assert scalar_derivative(lid, z, y, math.inf) == want, (y, z)
+            s = np.empty(1)
+            loss_derivative(lid, np.array([z]), np.array([[y]]), 0, 1, s)
+            assert s[0] == want, (y, z)
