@@ -45,6 +45,7 @@ from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector
 from ..privacy.noise import add_gaussian_noise
 from .._rows import clip_limit, margins_and_sqnorm, row_weight
 from ._glm import add_example_gradient, axpy_row
+from ._tree_kernels import PREFETCH_AHEAD, prefetch_row
 
 __all__ = ["dp_scd_kernel", "poisson_sorted", "coordinate_update", "update_path"]
 
@@ -360,11 +361,14 @@ def _batch_updates_impl(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, 
         return vector
 
     # SCALAR_PATH (K = 1, not multinomial): scalars only in the hot loop, in three phases: the
-    # independent row reads of phase 1 overlap in the memory system; phase 3 re-reads the batch
-    # rows from cache.
+    # independent row reads of phase 1 overlap in the memory system (with a prefetch hint a few
+    # rows ahead: the batch's rows are scattered; 15% of an epoch at n = 1e5, d = 100); phase 3
+    # re-reads the batch rows from cache.
     def scalar(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_newton, uclip, R,
                perm, m, zeta, dv, z, zk, work):
         for r in range(m):
+            if r + PREFETCH_AHEAD < m:
+                prefetch_row(X, perm[r + PREFETCH_AHEAD])
             i = perm[r]
             zeta[r, 0] = margins_and_sqnorm(X, v, i, 1, inv_lam, z)  # ||x_i||^2 for now
             work[r] = z[0]
