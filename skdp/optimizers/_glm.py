@@ -15,6 +15,7 @@ import numpy as np
 from numba import njit, prange, types
 from numba.extending import overload
 
+from .._prefetch import PREFETCH_AHEAD, prefetch_row
 from .._rows import (
     DenseRows, SparseRows, add_example_gradient, add_tail, axpy_row, axpy_stored, design_kind,
     dot_row, dot_stored, margins, row_weight, tail_dot,
@@ -95,6 +96,8 @@ def _add_scalar_gradients(X, Y, w, idx, start, stop, loss_id, tau, out):
     offset = tail_dot(X, w)  # the intercept column's margin, the same for every row
     total = 0.0
     for r in range(start, stop):
+        if r + PREFETCH_AHEAD < stop:  # a sampled batch's rows are scattered (a hint only)
+            prefetch_row(X, idx[r + PREFETCH_AHEAD])
         i = idx[r]
         m = dot_stored(X, i, w) + offset
         d = row_weight(X, i) * scalar_derivative(loss_id, m, _target(Y, i), tau)

@@ -43,9 +43,9 @@ from numba.extending import overload
 
 from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector
 from ..privacy.noise import add_gaussian_noise
+from .._prefetch import PREFETCH_AHEAD, prefetch_entry, prefetch_row
 from .._rows import clip_limit, margins_and_sqnorm, row_weight
 from ._glm import add_example_gradient, axpy_row
-from ._tree_kernels import PREFETCH_AHEAD, prefetch_row
 
 __all__ = ["dp_scd_kernel", "poisson_sorted", "coordinate_update", "update_path"]
 
@@ -368,7 +368,10 @@ def _batch_updates_impl(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, 
                perm, m, zeta, dv, z, zk, work):
         for r in range(m):
             if r + PREFETCH_AHEAD < m:
-                prefetch_row(X, perm[r + PREFETCH_AHEAD])
+                ahead = perm[r + PREFETCH_AHEAD]
+                prefetch_row(X, ahead)
+                prefetch_entry(alpha, ahead, 0)  # the dual and the target: n-long arrays
+                prefetch_entry(Y, ahead, 0)
             i = perm[r]
             zeta[r, 0] = margins_and_sqnorm(X, v, i, 1, inv_lam, z)  # ||x_i||^2 for now
             work[r] = z[0]

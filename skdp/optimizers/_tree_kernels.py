@@ -15,13 +15,12 @@ The batch gradient prefetches rows ahead (an LLVM prefetch hint through a numba 
 reshuffled batch reads scattered rows of X.
 """
 
-from llvmlite import ir
 import numpy as np
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic, overload
+from numba import njit
+from numba.extending import overload
 
-from .._rows import add_tail, axpy_stored, design_kind, dot_stored, row_weight, tail_dot
+from .._prefetch import PREFETCH_AHEAD, prefetch_row
+from .._rows import add_tail, axpy_stored, dot_stored, row_weight, tail_dot
 from ..losses import scalar_derivative
 from ..privacy.noise import add_gaussian_noise
 from ._glm import _n_outputs, add_example_gradient, example_derivative
@@ -131,66 +130,6 @@ def tree_step(
         for j in range(D):
             Z[j] -= dl * xi[level, j]
     return row
-
-
-def _prefetch_codegen(context, builder, signature, args):
-    aryty = signature.args[0]
-    ary = context.make_array(aryty)(context, builder, args[0])
-    ptr = cgutils.get_item_pointer2(
-        context, builder, data=ary.data, shape=cgutils.unpack_tuple(builder, ary.shape),
-        strides=cgutils.unpack_tuple(builder, ary.strides), layout=aryty.layout,
-        inds=list(args[1:]), wraparound=False, boundscheck=False,
-    )
-    i8p = ir.IntType(8).as_pointer()
-    i32 = ir.IntType(32)
-    fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-    fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0i8")
-    # read access, high temporal locality, data cache
-    builder.call(fn, [builder.bitcast(ptr, i8p), i32(0), i32(3), i32(1)])
-    return context.get_dummy_value()
-
-
-@intrinsic
-def _prefetch(typingctx, arr, i, j):
-    """Hint the CPU to fetch the cache line of ``arr[i, j]`` (no effect on any result)."""
-    return types.void(arr, i, j), _prefetch_codegen
-
-
-@intrinsic
-def _prefetch1(typingctx, arr, r):
-    """Hint the CPU to fetch the cache line of ``arr[r]`` (no effect on any result)."""
-    return types.void(arr, r), _prefetch_codegen
-
-
-#: How many rows ahead the gradient loop prefetches (rows of a batch are scattered in memory).
-PREFETCH_AHEAD = 8
-
-
-def prefetch_row(X, i):
-    """Hint the CPU to fetch row i of a design (no effect on any result)."""
-    raise NotImplementedError("jitted only")
-
-
-@overload(prefetch_row, inline="always")
-def _prefetch_row(X, i):
-    kind = design_kind(X)
-    if kind == "array":
-        return lambda X, i: _prefetch_dense(X, i)
-    if kind == "dense":
-        return lambda X, i: _prefetch_dense(X.values, i)
-    if kind == "sparse":
-        def sparse(X, i):
-            for r in range(X.indptr[i], X.indptr[i + 1], 8):  # one hint per 64-byte line
-                _prefetch1(X.data, r)
-                _prefetch1(X.indices, r)
-        return sparse
-    return None
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _prefetch_dense(V, i):
-    for j in range(0, V.shape[1], 8):  # one hint per 64-byte line
-        _prefetch(V, i, j)
 
 
 @njit(cache=True, nogil=True)
