@@ -114,6 +114,24 @@ def test_dask_fit_equals_memory_fit_and_keeps_rows_on_workers(client, monkeypatc
     assert b.n_features_in_ == X.shape[1]
 
 
+def test_float32_chunks_are_read_in_place_as_in_memory(client):
+    """A float32 dask array: each chunk is read in place on its worker (no float64 copy), with
+    the kernels' float32 variants, so the fit is the in-memory float32 fit."""
+    X, y2, _, _ = _data()
+    X32 = X.astype(np.float32)
+    params = dict(epsilon=1.0, delta=1e-5, optimizer="dp_gdws", data_norm=4.0, random_state=3,
+                  max_iter=20)
+    a = DPLogisticRegression(**params).fit(X32, y2)
+    b = DPLogisticRegression(**params).fit(_lazy(X32), _lazy(y2))
+    _assert_same_fit(a, b)
+    # what a worker holds: the chunk itself (float32, the same memory) and a factor per row
+    from skdp._dask import _prepare
+
+    chunk = X32[:CHUNKS[0]]
+    rows, _, _ = _prepare(chunk, y2[:CHUNKS[0], None].astype(float), None, 4.0, 1.0, 4.0, 1.0)
+    assert rows.values.dtype == np.float32 and np.shares_memory(rows.values, chunk)
+
+
 @pytest.mark.parametrize("optimizer", ["dp_scd", "dp_nsgd_tree"])
 @pytest.mark.parametrize("batch_size", [None, 50])
 def test_unsupported_optimizers_say_which_are(optimizer, batch_size):
