@@ -4,7 +4,7 @@ import time
 
 import numpy as np
 
-__all__ = ["best_time", "epochs_of", "rss", "hwm", "xw_pass_time"]
+__all__ = ["best_time", "epochs_of", "rss", "hwm", "xw_pass_time", "record_steps"]
 
 
 def best_time(fn, repeat=5):
@@ -61,3 +61,24 @@ def hwm():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) * 1024
     raise RuntimeError("no VmHWM in /proc/self/status")
+
+
+def record_steps():
+    """Time the noisy steps of every fit from now on, in this process: returns a list that each
+    ``skdp.progress.ProgressMonitor.run`` call (every optimizer's steps go through it; the noise
+    calibration and the fit's set-up do not) appends ``(seconds, n_steps)`` to. For benchmark
+    processes: the patch stays for the life of the process."""
+    import skdp.progress as progress
+
+    calls = []
+    run = progress.ProgressMonitor.run
+
+    def timed_run(self, n_steps, *args, **kwargs):
+        t0 = time.perf_counter()
+        try:
+            return run(self, n_steps, *args, **kwargs)
+        finally:
+            calls.append((time.perf_counter() - t0, n_steps))
+
+    progress.ProgressMonitor.run = timed_run
+    return calls

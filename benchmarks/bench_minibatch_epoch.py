@@ -27,7 +27,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
-from _timing import epochs_of  # noqa: E402
+from _timing import epochs_of, record_steps  # noqa: E402
 SHAPES = [(100_000, 100), (1_000_000, 100), (100_000, 1000)]
 
 
@@ -53,41 +53,30 @@ def _pair(X):
     return best
 
 
-def _optimizers():
+def _optimizers(n):
+    """label -> the optimizer, for n rows (2 epochs each)."""
+    from skdp.optimizers.dp_gdws import DPGDWS
     from skdp.optimizers.dp_nsgd_tree import DPNSGDTree
     from skdp.optimizers.dp_scd import DPSCD
 
     return {
-        "dp_scd (defaults, 2 epochs)": lambda: DPSCD(epochs=2),
-        "dp_nsgd_tree (defaults, 2 epochs)": lambda: DPNSGDTree(epochs=2),
-        "dp_gdws (Poisson batches of 512, 2 epochs)": None,  # steps set from n below
+        "dp_scd (defaults, 2 epochs)": DPSCD(epochs=2),
+        "dp_nsgd_tree (defaults, 2 epochs)": DPNSGDTree(epochs=2),
+        "dp_gdws (Poisson batches of 512, 2 epochs)": DPGDWS(batch_size=512,
+                                                             max_iter=2 * n // 512),
     }
 
 
 def main():
-    import skdp.progress as progress
     from skdp import DPLogisticRegression
-    from skdp.optimizers.dp_gdws import DPGDWS
 
-    spent = []
-    run = progress.ProgressMonitor.run
-
-    def timed_run(self, n_steps, *a, **k):
-        t0 = time.perf_counter()
-        try:
-            return run(self, n_steps, *a, **k)
-        finally:
-            spent.append(time.perf_counter() - t0)
-
-    progress.ProgressMonitor.run = timed_run
+    spent = record_steps()
     rows = []
     for n, d in SHAPES:
         X, y = _data(n, d)
         pair = _pair(X)
-        for label, make in _optimizers().items():
-            if make is None:
-                make = lambda n=n: DPGDWS(batch_size=512, max_iter=2 * n // 512)  # noqa: E731
-            est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=make(),
+        for label, optimizer in _optimizers(n).items():
+            est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=optimizer,
                                        random_state=0)
             best = np.inf
             with warnings.catch_warnings():
@@ -95,7 +84,7 @@ def main():
                 for _ in range(4):  # the first is the warm-up
                     spent.clear()
                     est.fit(X, y)
-                    best = min(best, sum(spent))
+                    best = min(best, sum(seconds for seconds, _ in spent))
             epoch = best / epochs_of(est, n)
             rows.append((n, d, label, pair, epoch))
             print(f"n={n} d={d} {label}: epoch {epoch * 1e3:.1f} ms, pair {pair * 1e3:.2f} ms, "

@@ -60,7 +60,7 @@ def make_x(n, path=None):
 
 
 def child(n, memmap):
-    from _timing import hwm, xw_pass_time
+    from _timing import hwm, record_steps, rss, xw_pass_time
 
     from skdp import DPLogisticRegression
     from skdp.optimizers.dp_gdws import DPGDWS
@@ -77,29 +77,15 @@ def child(n, memmap):
     DPLogisticRegression(optimizer=DPGDWS(max_iter=1), random_state=0).fit(X, y)
     with open("/proc/self/clear_refs", "w") as fh:  # VmHWM := current RSS (X loaded)
         fh.write("5")
-    from _timing import rss
-
     base = rss()
-
-    import skdp.progress as progress
-
-    spent = []  # wall time of the noisy steps themselves (not the calibration or set-up)
-    run = progress.ProgressMonitor.run
-
-    def timed_run(self, n_steps, *a, **k):
-        t0 = time.perf_counter()
-        try:
-            return run(self, n_steps, *a, **k)
-        finally:
-            spent.append((time.perf_counter() - t0) / n_steps)
-
-    progress.ProgressMonitor.run = timed_run
+    spent = record_steps()  # the noisy steps themselves (not the calibration or set-up)
 
     def fit(**kw):
         spent.clear()
         t0 = time.perf_counter()
         DPLogisticRegression(optimizer=DPGDWS(**kw), random_state=0).fit(X, y)
-        return time.perf_counter() - t0, spent[-1]
+        seconds, n_steps = spent[-1]
+        return time.perf_counter() - t0, seconds / n_steps
 
     repeat = 1 if n >= 10**7 else 3
     total, step = min(fit(max_iter=10) for _ in range(repeat))

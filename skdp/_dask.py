@@ -118,9 +118,7 @@ def _prepare(x, Y, weight, data_norm, intercept_scaling, unit, max_weight):
     from ._rows import make_rows
     from .linear_model._base import clipped_design
 
-    x = np.asarray(x)
-    if x.dtype not in (np.float64, np.float32):  # float32 stays float32, as in memory
-        x = x.astype(np.float64)
+    x = np.asarray(x)  # float32 stays float32, as in memory (clipped_design converts the rest)
     if not np.all(np.isfinite(x)):
         raise ValueError("Input X contains NaN or infinity.")
     Xc = clipped_design(x, data_norm, intercept_scaling, unit)  # reads the chunk in place

@@ -29,7 +29,7 @@ from numba.extending import overload
 __all__ = [
     "DenseRows", "SparseRows", "make_rows", "row_weight", "dot_row", "axpy_row", "margins",
     "add_example_gradient", "margins_and_sqnorm", "design_kind", "clip_sparse_rows",
-    "clip_limit", "index_dtype", "row_norms", "float64_blocks", "clipped_dense_rows",
+    "clip_limit", "clip_factors", "index_dtype", "row_norms", "float64_blocks", "clipped_dense_rows",
     "IN_PLACE_LIMIT", "design_array", "dot_stored", "axpy_stored", "tail_dot", "add_tail",
 ]
 
@@ -97,6 +97,15 @@ def row_norms(X):
 def index_dtype(nnz, p):
     """int32 indices when they fit (less memory, one kernel specialisation), else int64."""
     return np.int32 if max(nnz, p) < 2**31 - 1 else np.int64
+
+
+def clip_factors(norms, bound, length):
+    """Per-row factors ``min(1, clip_limit(bound, length) / norm)``: what clips rows of
+    computed norms ``norms`` (each of ``length`` entries) to norm ``bound`` exactly (see
+    :func:`clip_limit`)."""
+    limit = clip_limit.py_func(float(bound), length)  # same arithmetic, nothing to compile
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(norms > limit, limit / norms, 1.0)
 
 
 #: 2**-52, twice the unit roundoff of float64: the margin of :func:`clip_limit`.
@@ -291,9 +300,7 @@ def clipped_dense_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=Non
     unit = float(unit)
     if not (1.0 / IN_PLACE_LIMIT <= unit <= IN_PLACE_LIMIT) or np.any(norms > IN_PLACE_LIMIT):
         return None
-    limit = clip_limit.py_func(float(data_norm), d)  # same arithmetic, nothing to compile
-    with np.errstate(divide="ignore", invalid="ignore"):
-        scale = np.where(norms > limit, limit / norms, 1.0)
+    scale = clip_factors(norms, data_norm, d)
     scale /= unit
     tail = 0.0 if intercept_scaling is None else float(intercept_scaling) / unit
     p = d + (intercept_scaling is not None)
@@ -350,18 +357,8 @@ def _dot_row(X, i, w):
                 acc += X[i, j] * w[j]
             return acc
         return dense_array
-    if kind == "dense":
-        def dense(X, i, w):
-            V = X.values
-            d = V.shape[1]
-            acc = 0.0
-            for j in range(d):
-                acc += V[i, j] * w[j]
-            acc *= X.scale[i]
-            if X.shape[1] > d:  # the constant column
-                acc += X.tail * w[d]
-            return acc
-        return dense
+    if kind == "dense":  # the stored values, then the constant column
+        return lambda X, i, w: dot_stored(X, i, w) + tail_dot(X, w)
     if kind == "sparse":
         def sparse(X, i, w):
             acc = 0.0
@@ -387,13 +384,8 @@ def _axpy_row(X, i, a, out):
         return dense_array
     if kind == "dense":
         def dense(X, i, a, out):
-            V = X.values
-            d = V.shape[1]
-            b = a * X.scale[i]
-            for j in range(d):
-                out[j] += b * V[i, j]
-            if X.shape[1] > d:
-                out[d] += a * X.tail
+            axpy_stored(X, i, a, out)
+            add_tail(X, a, out)
         return dense
     if kind == "sparse":
         def sparse(X, i, a, out):

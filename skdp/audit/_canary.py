@@ -139,14 +139,16 @@ def null_neighbour(problem, index):
 
 
 def zero_row(X, index):
-    """A copy of X with row ``index`` set to zero: a C-contiguous array, or a CSR matrix with
-    the row's stored entries removed when X is sparse."""
+    """A copy of X with row ``index`` set to zero: a C-contiguous array (float32 stays float32,
+    so D and D' take the same kernels), or a CSR matrix with the row's stored entries removed
+    when X is sparse."""
     if sp.issparse(X):
         X = sp.csr_matrix(X, copy=True)
         X.data[X.indptr[index]:X.indptr[index + 1]] = 0.0
         X.eliminate_zeros()
         return X
-    X = np.array(X, dtype=np.float64, copy=True)
+    X = np.asarray(X)
+    X = np.array(X, dtype=X.dtype if X.dtype == np.float32 else np.float64, copy=True)
     X[index] = 0.0
     return np.ascontiguousarray(X)
 

@@ -463,6 +463,9 @@ def estimator_paths():
         # fits (2026-11-23): real code lower bound 0.90 vs claim 2.0; noise x0.5: 2.80, caught
         E("DPLogisticRegression on Dask (dp_gdws Poisson)", "Dask input",
           logistic(optimizer=DPGDWS(step=0.01, batch_size=8, max_iter=100)), dask=True),
+        # float32 chunks are read in place on the workers, by the float32 kernels
+        E("DPLogisticRegression on Dask float32 (dp_gdws)", "Dask input",
+          logistic(optimizer=DPGDWS(step=0.01, max_iter=10)), dask=True, float32=True),
     ]
 
 
@@ -527,10 +530,11 @@ def run_path(path, n_fits, random_state=0, factor=1.0, method="split"):
 
         from ._canary import zero_row
 
-        chunks = (N_ROWS // 3, c.X.shape[0] - N_ROWS // 3)
-        X = da.from_array(c.X, chunks=(chunks, c.X.shape[1]))
+        chunks = (N_ROWS // 3, X.shape[0] - N_ROWS // 3)
+        rows = np.asarray(X)  # the canary's rows in the path's dtype (float32 paths)
+        X = da.from_array(rows, chunks=(chunks, rows.shape[1]))
         y = da.from_array(np.asarray(c.y), chunks=(chunks,))
-        neighbour = (da.from_array(zero_row(c.X, c.index), chunks=X.chunks), y)
+        neighbour = (da.from_array(zero_row(rows, c.index), chunks=X.chunks), y)
         return audit_estimator(path.make, X, y, c.index, neighbour=neighbour, n_fits=n_fits,
                                statistic=statistic, method=method, random_state=random_state)
     return audit_estimator(path.make, X, c.y, c.index, n_fits=n_fits, statistic=statistic,

@@ -82,9 +82,7 @@ def clip_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
     norms when the caller has computed them already (float64 X only; the same
     :func:`~skdp._rows.row_norms`).
     """
-    from .._rows import clip_limit, clip_sparse_rows, row_norms  # numba: on first use
-
-    from .._rows import float64_blocks
+    from .._rows import clip_factors, clip_sparse_rows, float64_blocks, row_norms
 
     if sp.issparse(X):
         out = clip_sparse_rows(X, data_norm, intercept_scaling)
@@ -97,19 +95,17 @@ def clip_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
     n, d = X.shape
     p = d + (intercept_scaling is not None)
     out = np.empty((n, p), dtype=np.float64)
-    limit = clip_limit.py_func(float(data_norm), d)  # same arithmetic, nothing to compile
     # float32 rows are read a block at a time (exact conversion): no float64 copy of X
     for start, stop, rows in float64_blocks(X):
         if norms is None or X.dtype != np.float64:
             block_norms = row_norms(rows)  # no overflow for huge entries (1e200 is clipped)
         else:
             block_norms = norms[start:stop]
-        with np.errstate(divide="ignore", invalid="ignore"):
-            factor = np.where(block_norms > limit, limit / block_norms, 1.0)
-            if unit == 1.0:
-                np.multiply(rows, factor[:, None], out=out[start:stop, :d])
-            else:  # a row within the bound is x / unit, correctly rounded, as before the fold
-                np.divide(rows, (unit / factor)[:, None], out=out[start:stop, :d])
+        factor = clip_factors(block_norms, data_norm, d)
+        if unit == 1.0:
+            np.multiply(rows, factor[:, None], out=out[start:stop, :d])
+        else:  # a row within the bound is x / unit, correctly rounded, as before the fold
+            np.divide(rows, (unit / factor)[:, None], out=out[start:stop, :d])
     if intercept_scaling is not None:
         out[:, d] = intercept_scaling / unit
     return out
