@@ -12,7 +12,7 @@ from numba.extending import intrinsic, overload
 
 from ._rows import design_kind
 
-__all__ = ["PREFETCH_AHEAD", "prefetch_row", "prefetch_entry"]
+__all__ = ["PREFETCH_AHEAD", "prefetch_row", "prefetch_row_weight", "prefetch_entry"]
 
 
 def _prefetch_codegen(context, builder, signature, args):
@@ -58,14 +58,34 @@ def _prefetch_row(X, i):
     kind = design_kind(X)
     if kind == "array":
         return lambda X, i: _prefetch_dense(X, i)
-    if kind == "dense":
-        return lambda X, i: _prefetch_dense(X.values, i)
+    if kind == "dense":  # the row's values, and its factor and weight (n-long arrays)
+        def dense(X, i):
+            _prefetch_dense(X.values, i)
+            _prefetch1(X.scale, i)
+            _prefetch1(X.weight, i)
+        return dense
     if kind == "sparse":
         def sparse(X, i):
             for r in range(X.indptr[i], X.indptr[i + 1], 8):  # one hint per 64-byte line
                 _prefetch1(X.data, r)
                 _prefetch1(X.indices, r)
+            _prefetch1(X.weight, i)
         return sparse
+    return None
+
+
+def prefetch_row_weight(X, i):
+    """Hint the CPU to fetch the weight of row i (no effect on any result)."""
+    raise NotImplementedError("jitted only")
+
+
+@overload(prefetch_row_weight, inline="always")
+def _prefetch_row_weight(X, i):
+    kind = design_kind(X)
+    if kind == "array":  # weights of one, nothing stored
+        return lambda X, i: None
+    if kind in ("dense", "sparse"):
+        return lambda X, i: _prefetch1(X.weight, i)
     return None
 
 

@@ -11,7 +11,9 @@ from skdp.linear_model._base import clip_rows
 from skdp.losses import get_loss, objective
 from skdp.optimizers import Budget, Problem
 from skdp.optimizers.dp_scd import DPSCD, _run_private
-from skdp.optimizers._scd_kernels import clip_scalar, clip_update, poisson_sorted
+from skdp.optimizers._scd_kernels import (
+    PRIVATE_BOX, _logistic_newton, _logistic_newton_step, clip_scalar, clip_update, poisson_sorted,
+)
 from skdp.privacy import (
     PoissonGaussianEvent,
     SelfComposedEvent,
@@ -308,6 +310,32 @@ def test_fit_spends_what_the_accountant_says_and_calibration_is_tight():
 
 
 # -- the sampler --------------------------------------------------------------------------------
+def test_branch_free_newton_step_is_the_safeguarded_step():
+    """The private update's branch-free Newton step (one logarithm, selects) is the bracketed
+    Newton step of ``_logistic_newton(..., n_newton=1)``: same bracket, same bisection fallback,
+    same fixed points at the box's edges, up to the rounding of logit(x) in one logarithm."""
+    rng = np.random.default_rng(0)
+    lo, hi = PRIVATE_BOX, 1.0 - PRIVATE_BOX
+    cases = [(lo, 3.0, 1.0, lo, hi), (hi, -3.0, 1.0, lo, hi), (0.5, 0.0, 2.0, lo, hi),
+             (0.3, 0.0, 1.0, 0.3, 0.3), (0.3, -1.0, 0.5, lo, 0.3), (0.3, 1.0, 0.5, 0.3, hi)]
+    for _ in range(3000):
+        x = float(rng.choice([lo, hi, rng.uniform(lo, hi), 10 ** rng.uniform(-4, 0) * 0.5]))
+        box_hi = float(rng.choice([hi, rng.uniform(lo, hi)]))
+        x = min(x, box_hi)
+        ym = float(rng.choice([0.0, rng.normal(0, 3), rng.normal(0, 30), -math.log(x / (1 - x))]))
+        cases.append((x, ym, float(10 ** rng.uniform(-3, 3)), lo, box_hi))
+    moved = bisected = 0
+    for x, ym, c, a, b in cases:
+        step = _logistic_newton_step(x, ym, c, a, b)
+        reference = _logistic_newton(x, ym, c, a, b, 1)
+        assert a <= step <= b or step == x
+        assert step == pytest.approx(reference, rel=1e-12, abs=1e-15), (x, ym, c, a, b)
+        moved += step != x
+        newton = x - (math.log(x) - math.log1p(-x) + ym) / (1 / (x * (1 - x)) + c)
+        bisected += not (a <= newton <= b) and step != x
+    assert moved > 1000 and bisected > 50  # both branches of the bracket were exercised
+
+
 def test_poisson_sampler_is_poisson():
     n, q, reps = 500, 0.04, 4000
     rng = np.random.default_rng(0)

@@ -422,16 +422,20 @@ def value_and_gradient(X, Y, w, loss_id, tau, lam, out, z, s):
     total = 0.0
     inv_n = 1.0 / n
     if K == 1 and loss_id != MULTINOMIAL:  # scalar fast path
+        offset = tail_dot(X, w)  # the constant column: its margin and gradient once, not per row
+        tail_total = 0.0
         for i in range(n):
             wi = row_weight(X, i)
             if wi == 0.0:
                 continue
-            z[0] = dot_row(X, i, w)
+            z[0] = dot_stored(X, i, w) + offset
             s[0] = scalar_derivative(loss_id, z[0], Y[i, 0], np.inf)
             total += wi * huber_value(loss_id, z, Y, i, 1, s, tau)
             d = min(max(s[0], -tau), tau)
             if d != 0.0:
-                axpy_row(X, i, wi * d * inv_n, out)
+                axpy_stored(X, i, wi * d * inv_n, out)
+                tail_total += wi * d * inv_n
+        add_tail(X, tail_total, out)
         n = 0  # skip the generic loop
     for i in range(n):
         wi = row_weight(X, i)

@@ -43,9 +43,9 @@ from numba.extending import overload
 
 from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector
 from ..privacy.noise import add_gaussian_noise
-from .._prefetch import PREFETCH_AHEAD, prefetch_entry, prefetch_row
-from .._rows import clip_limit, margins_and_sqnorm, row_weight
-from ._glm import add_example_gradient, axpy_row
+from .._prefetch import PREFETCH_AHEAD, prefetch_entry, prefetch_row, prefetch_row_weight
+from .._rows import add_tail, axpy_stored, clip_limit, margins_and_sqnorm, row_weight
+from ._glm import add_example_gradient
 
 __all__ = ["dp_scd_kernel", "poisson_sorted", "coordinate_update", "update_path"]
 
@@ -63,6 +63,24 @@ def update_path(K, loss_id):
 #: Margin of the dual box of the logistic losses for the private one-step update (the paper's
 #: code uses 1e-4): the Newton step needs beta strictly inside (0, 1).
 PRIVATE_BOX = 1e-4
+
+
+@njit(cache=True, nogil=True)
+def _logistic_newton_step(x, ym, c, lo, hi):
+    """One safeguarded Newton step of :func:`_logistic_newton` (``n_newton = 1``, the private
+    update) without data-dependent branches: the bracket and the bisection fallback are selects,
+    and phi'(x) = logit(x) + ym takes one logarithm. The hot loop of dp_scd runs it once per
+    sampled row, so a mispredicted branch or a second logarithm is a large part of a row's cost.
+    """
+    g = math.log(x / (1.0 - x)) + ym
+    below = g < 0.0  # the root of phi' lies above x: bracket (x, hi); else (lo, x)
+    a = x if below else lo
+    bb = hi if below else x
+    xx = x * (1.0 - x)
+    xn = x - g * xx / (1.0 + c * xx)  # x - g / phi''(x), phi'' = 1 / (x (1 - x)) + c
+    xn = xn if (xn >= a) & (xn <= bb) else 0.5 * (a + bb)
+    # an empty bracket (x already at the box's edge) or g = 0: x stays
+    return xn if (g != 0.0) & (a < bb) else x
 
 
 @njit(cache=True, nogil=True)
@@ -88,7 +106,7 @@ def _logistic_newton(b0, ym, c, lo, hi, n_newton):
     for it in range(n_newton):
         h = 1.0 / (x * (1.0 - x)) + c
         xn = x - g / h
-        if not (a < xn < bb):
+        if not (a <= xn <= bb):  # (a Newton point that rounds to x itself is kept: x is the root)
             xn = 0.5 * (a + bb)
         if abs(xn - x) <= 1e-15 * max(1.0, abs(x)):
             x = xn
@@ -201,7 +219,10 @@ def scalar_update(loss_id, y, a, m, s, inv_lam, Lsub, tau, box, n_newton):
     b0 = min(max(b, box), hi)
     # Newton starts at b0 (the stored value moved into the box); the proximal term is centred
     # at the stored value b: c (x - b) = c (x - b0) + c (b0 - b).
-    return y * _logistic_newton(b0, y * m + c * (b0 - b), c, box, hi, n_newton) - a
+    ym = y * m + c * (b0 - b)
+    if n_newton == 1:
+        return y * _logistic_newton_step(b0, ym, c, box, hi) - a
+    return y * _logistic_newton(b0, ym, c, box, hi, n_newton) - a
 
 
 @njit(cache=True, nogil=True)
@@ -362,8 +383,10 @@ def _batch_updates_impl(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, 
 
     # SCALAR_PATH (K = 1, not multinomial): scalars only in the hot loop, in three phases: the
     # independent row reads of phase 1 overlap in the memory system (with a prefetch hint a few
-    # rows ahead: the batch's rows are scattered; 15% of an epoch at n = 1e5, d = 100); phase 3
-    # re-reads the batch rows from cache.
+    # rows ahead: the batch's rows are scattered); phases 2 and 3 re-read the duals, targets,
+    # weights and rows, which a batch of 1000 rows has pushed out of the nearest caches since:
+    # their hints go ahead too. The three hints took an epoch at 1e6 x 100 from 187 to 95 ms
+    # (benchmarks/bench_minibatch_epoch.py).
     def scalar(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_newton, uclip, R,
                perm, m, zeta, dv, z, zk, work):
         for r in range(m):
@@ -376,17 +399,27 @@ def _batch_updates_impl(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, 
             zeta[r, 0] = margins_and_sqnorm(X, v, i, 1, inv_lam, z)  # ||x_i||^2 for now
             work[r] = z[0]
         for r in range(m):
+            if r + PREFETCH_AHEAD < m:  # phase 1's hints were evicted by the batch's rows since
+                ahead = perm[r + PREFETCH_AHEAD]
+                prefetch_entry(alpha, ahead, 0)
+                prefetch_entry(Y, ahead, 0)
+                prefetch_row_weight(X, ahead)
             i = perm[r]
             s = zeta[r, 0]
             # weighted subproblem: the proximal constant scales with the weight
             u = scalar_update(loss_id, Y[i, 0], alpha[i, 0], work[r], row_weight(X, i) * s,
                               inv_lam, Lsub, tau, box, n_newton)
             zeta[r, 0] = clip_scalar(u, uclip, s, R)
+        total = 0.0
         for r in range(m):
+            if r + PREFETCH_AHEAD < m:
+                prefetch_row(X, perm[r + PREFETCH_AHEAD])
             i = perm[r]
             u = row_weight(X, i) * zeta[r, 0]
             if u != 0.0:
-                axpy_row(X, i, u, dv)
+                axpy_stored(X, i, u, dv)
+                total += u
+        add_tail(X, total, dv)  # the constant column once per batch, not once per row
     return scalar
 
 
