@@ -28,8 +28,11 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   (n 426), digits binarised as "digit >= 5" (n 1347), wine quality (regression, up to 3673),
   diabetes (n 331), ``make_regression`` (d 20, 10 informative, noise 0.5 x signal sd).
 * held-out part (``--heldout heldout``; not looked at while choosing the rules): California
-  housing (regression, up to 15480) and ``make_classification`` (d 30, 10 informative, 3%
-  label noise, class_sep 0.8).
+  housing (regression, up to 15480; needs a machine that has fetched it once) and
+  ``make_classification`` (d 30, 10 informative, 3% label noise, class_sep 0.8); added in
+  session 8, after the squared loss's clip rule was chosen on the development part: Adult's
+  hours-per-week as a regression target (``adult_hours``, 107 columns, public range 1..99) and
+  ``make_regression_lowrank`` (d 50, effective rank 10, 20 informative, noise sd = signal sd).
 
 **References.** Non-private scikit-learn on the same arrays (LogisticRegression(C=1),
 LinearSVC(C=1), Ridge(alpha=1)); the majority class of the training subsample (classification) and
@@ -93,7 +96,7 @@ ESTIMATORS = {
                             ("ridge", DPRidge, "regression"))
 }
 DEV = ("adult", "breast_cancer", "digits", "wine", "diabetes", "make_regression")
-HELDOUT = ("california", "make_classification")
+HELDOUT = ("california", "make_classification", "adult_hours", "make_regression_lowrank")
 
 
 # ----------------------------------------------------------------------------- data
@@ -158,6 +161,31 @@ def load(name):
         scale = float(np.linalg.norm(coef))
         y = y + np.random.default_rng(11).normal(0, 0.5 * scale, size=y.shape)
         bound = 3.0 * scale * math.sqrt(1.25)
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
+        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, -bound, bound),
+                                      _to_unit(y_te, -bound, bound))
+    elif name == "adult_hours":
+        # held-out regression (added in session 8, after the squared-loss clip rule was chosen
+        # on the development part): Adult's hours-per-week from its other columns (numeric
+        # standardised, categoricals one-hot, as for the classification task; the income label
+        # is not a feature); targets mapped by the column's public range, 1..99 hours
+        from skdp.datasets import _read_adult
+        X_tr, _, X_te, _ = load_adult(normalize_rows=False)
+        d = find_data_dir(None, ("adult.data", "adult.test"))
+        h_tr = _read_adult(d / "adult.data")[0][:, 12].astype(float)
+        h_te = _read_adult(d / "adult.test")[0][:, 12].astype(float)
+        keep = np.arange(X_tr.shape[1]) != 5  # the standardised hours-per-week column
+        out = ("regression", _unit_rows(X_tr[:, keep]), _to_unit(h_tr, 1.0, 99.0),
+               _unit_rows(X_te[:, keep]), _to_unit(h_te, 1.0, 99.0))
+    elif name == "make_regression_lowrank":
+        # held-out regression (session 8, as above): 50 correlated features of effective rank
+        # 10, 20 informative, noise sd equal to the signal's; bounds +-3 sd (known to the
+        # generator, public)
+        X, y, coef = make_regression(n_samples=40000, n_features=50, n_informative=20,
+                                     effective_rank=10, noise=0.0, coef=True, random_state=23)
+        scale = float(np.std(y))
+        y = y + np.random.default_rng(23).normal(0, scale, size=y.shape)
+        bound = 3.0 * scale * math.sqrt(2.0)
         X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
         out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, -bound, bound),
                                       _to_unit(y_te, -bound, bound))

@@ -134,3 +134,46 @@ def test_weak_signal_regression_stays_near_zero_r2(optimizer):
         .fit(X[:1000], y[:1000]).score(X[1000:], y[1000:]) for s in range(2)
     ])
     assert r2 > -0.05, r2
+
+
+@pytest.mark.parametrize("optimizer", ["dp_scd", "dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld",
+                                       "dp_nsgd_tree"])
+def test_ridge_residual_clip_follows_the_optimizer_rule(optimizer):
+    """DPRidge's derivative_clip="auto" is the optimizer's public factor times the targets'
+    half-range (here public y_bounds of half-range 4), reported as derivative_clip_, and a fit
+    with that number given explicitly is the same fit (the rule goes through the same path)."""
+    from skdp.optimizers._defaults import SQUARED_CLIP_FACTOR
+
+    X, y = make_regression(n_samples=400, n_features=5, noise=5.0, random_state=0)
+    X = _unit_rows(X)
+    kw = dict(optimizer=optimizer, data_norm=1.0, y_bounds=(-3.0, 5.0), epsilon=1.0,
+              random_state=0)
+    auto = DPRidge(**kw).fit(X, y)
+    assert auto.derivative_clip == "auto"  # the parameter is left alone
+    assert auto.derivative_clip_ == pytest.approx(SQUARED_CLIP_FACTOR[optimizer] * 4.0)
+    given = DPRidge(derivative_clip=auto.derivative_clip_, **kw).fit(X, y)
+    assert given.derivative_clip_ == auto.derivative_clip_
+    np.testing.assert_array_equal(given.coef_, auto.coef_)
+    assert given.epsilon_ == auto.epsilon_
+    other = DPRidge(derivative_clip=2.0 * auto.derivative_clip_, **kw).fit(X, y)
+    assert not np.array_equal(other.coef_, auto.coef_)  # the clip reaches the fit
+    assert DPRidge(**{**kw, "epsilon": np.inf}).fit(X, y).derivative_clip_ == np.inf
+
+
+def test_ridge_residual_clip_factors_are_the_documented_ones():
+    """The estimators' docs state the table of factors the code uses, and a user's optimizer
+    subclass without an entry gets the old rule, twice the half-range."""
+    import re
+    from fractions import Fraction
+
+    from skdp.optimizers._defaults import SQUARED_CLIP_FACTOR, squared_loss_clip
+
+    text = " ".join(DPRidge.__doc__.split())
+    stated = text.split("depends on the optimizer (", 1)[1].split(";", 1)[0]
+    documented = {}
+    for factor, names in re.findall(r"([\d/]+) for ([\w, ]+?)(?=, [\d/]+ for|$)", stated):
+        for name in re.split(r", | and ", names):
+            documented[name.strip()] = float(Fraction(factor))
+    assert documented == SQUARED_CLIP_FACTOR
+    assert squared_loss_clip(None, 3.0) == 6.0
+    assert DPSGLD().default_squared_clip(2.0) == SQUARED_CLIP_FACTOR["dp_sgld"] * 2.0

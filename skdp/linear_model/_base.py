@@ -329,6 +329,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     ):
         """Clip, build the problem, run the optimizer, store the fitted attributes.
 
+        ``clip_default`` is the derivative clip of ``derivative_clip="auto"``: a number, or a
+        function of the resolved optimizer (DPRidge's residual clip follows the optimizer).
         ``sample_weight`` is the caller's (unvalidated) argument of ``fit``. ``private_fit``
         (a :class:`~skdp.linear_model._bounds.PrivateFit`) carries the budget, generator and
         bounds events of a fit that already released private bounds (DPRidge's ``y_bounds``).
@@ -384,10 +386,11 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         private = math.isfinite(epsilon)
         if not private:
             clip = math.inf  # no privacy: no derivative clipping, the plain objective
-        elif self.derivative_clip == "auto":
-            clip = clip_default
+        elif self.derivative_clip == "auto":  # a number, or a rule of the optimizer (DPRidge)
+            clip = clip_default(optimizer) if callable(clip_default) else clip_default
         else:
             clip = float(self.derivative_clip)
+        self.derivative_clip_ = clip
         problem = Problem(
             X=Xc, Y=Y, loss=loss, lam=lam,
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),

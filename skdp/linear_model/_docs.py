@@ -36,7 +36,10 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
     derivative_clip : float > 0 or "auto", default="auto"
         Bound on the L2 norm of the per-example derivative of the loss in the margins, so that a
         per-example gradient has norm at most ``derivative_clip * R``. "auto": a bound that
-        is never active for the logistic loss, and the derivative at zero for the others.
+        is never active for the logistic loss, the derivative at zero for the squared hinge,
+        and for DPRidge's squared loss a public factor of the targets' half-range that depends
+        on the optimizer (2 for dp_scd, 1 for dp_gdws, dp_nag_opt and dp_masg, 1/4 for dp_sgld
+        and dp_nsgd_tree; :data:`skdp.optimizers._defaults.SQUARED_CLIP_FACTOR`).
     accountant : {"rdp", "pld"}, default="rdp"
         "rdp": skdp's built-in Rényi-DP accountant. "pld": dp-accounting's PLD accountant
         (``pip install "skdp[accounting]"``), where the optimizer's event supports it.
@@ -108,6 +111,9 @@ PRIVACY_ATTRIBUTES = """epsilon_ : float
         above it are scaled down to it in predictions as in the fit.
     intercept_scaling_ : float
         The value of the intercept column the fit used.
+    derivative_clip_ : float
+        The derivative clip the fit used (``derivative_clip``, or the value its "auto" rule
+        gave; ``inf`` at ``epsilon=np.inf``, where nothing is clipped).
     delta_ : float
         Delta of the guarantee (0 for pure-DP mechanisms).
     noise_multiplier_ : float

@@ -118,9 +118,10 @@ class DPRidge(RegressorMixin, DPLinearModel):
         low, high = self.y_bounds_ = resolve_y_bounds(self.y_bounds, y, fit, sw)
         centre, half = (low + high) / 2.0, (high - low) / 2.0
         Y = (np.clip(y, low, high) - centre)[:, None]
-        loss = get_loss("squared")
+        # the residual clip follows the optimizer (resolved in _fit_problem, "auto" included)
         W = self._fit_problem(
-            X, Y, loss, alpha / n, loss.default_clip(1, half), n, sample_weight, fit
+            X, Y, get_loss("squared"), alpha / n,
+            lambda optimizer: optimizer.default_squared_clip(half), n, sample_weight, fit,
         )
         coef, intercept = self._split_coef(W)
         self.coef_ = coef[0]

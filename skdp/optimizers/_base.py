@@ -30,6 +30,7 @@ from sklearn.base import BaseEstimator
 from ..losses import Loss
 from ..privacy import NonPrivateEvent, PrivacyRecord
 from ..progress import ProgressMonitor
+from ._defaults import squared_loss_clip
 
 __all__ = [
     "Problem", "Budget", "OptimizeResult", "DPOptimizer", "batch_fraction", "check_replay",
@@ -284,6 +285,11 @@ class DPOptimizer(BaseEstimator):
     supports_warm_start = True
     #: Whether the full-batch steps can run on rows that live on Dask workers (:mod:`skdp._dask`).
     supports_distributed = False
+
+    def default_squared_clip(self, y_bound):
+        """The residual clip of the squared loss this optimizer gets from DPRidge's
+        ``derivative_clip="auto"`` (:func:`skdp.optimizers._defaults.squared_loss_clip`)."""
+        return squared_loss_clip(self.name, y_bound)
 
     def solve(
         self, problem, budget, rng, record_trace=False, replay=None, callback=None,

@@ -11,7 +11,7 @@ import math
 from ..privacy.record import zcdp_rho_for_budget
 
 __all__ = ["budget_rho", "prefers_dual", "gdws_smoothing", "gdws_steps", "noisy_gd_time", "snr", "steps_for_time", "tree_epochs",
-           "tree_steps_per_epoch", "tree_regression_travel"]
+           "tree_steps_per_epoch", "tree_regression_travel", "squared_loss_clip"]
 
 #: Langevin-time factors of :func:`noisy_gd_time`, fitted on the development part of
 #: ``benchmarks/bench_defaults.py`` (dp_sgld with the factor swept over a factor-2 grid, Adult,
@@ -78,6 +78,23 @@ DUAL_MAX_SNR = 16.0
 #: majority class). dp_gdws is scale-free there. Measured: digits and breast cancer rows of norm
 #: 1, 2, 4, 10 (dp_scd flat up to 4), Adult (dp_scd behind dp_gdws by 0.4 points from 2).
 DUAL_MIN_REGULARISATION = 1.0 / 16.0
+#: DPRidge's ``derivative_clip="auto"``: the residual clip tau of the squared loss (the
+#: per-example gradient bound is tau R), in units of the targets' half-range ``y_bound``, per
+#: optimizer. Fitted in session 8 on the development part of ``bench_defaults.py``
+#: (``benchmarks/dev_rules_ridge_clip.py``: f in {2, 1, 1/2, 1/4, 1/8}; wine, diabetes,
+#: make_regression; n 331..30000; epsilon 0.1..3; 2 seeds; 44 cells per optimizer): the f with
+#: the fewest cells more than 0.02 of R^2 below the Opacus anchor, the larger f on a tie. Cells
+#: below the anchor at f = 2 (the old rule for all) -> at the chosen f: dp_sgld 10 -> 0,
+#: dp_nsgd_tree 13 -> 4, dp_nag_opt 8 -> 4, dp_masg 7 -> 4, dp_gdws 10 -> 9, dp_scd 0 -> 0
+#: (dp_scd loses up to 0.35 of R^2 at small n with f = 1/2: its clip is also the box of its
+#: dual, the residual it may reach). The noise of a gradient method scales with tau, and a
+#: residual clip near the typical residual costs little bias (Huber's 1.345 sigma; the automatic
+#: ``y_bounds`` are about +-2.7 sigma of the targets).
+SQUARED_CLIP_FACTOR = {"dp_scd": 2.0, "dp_gdws": 1.0, "dp_nag_opt": 1.0, "dp_masg": 1.0,
+                       "dp_sgld": 0.25, "dp_nsgd_tree": 0.25}
+#: ... and for an optimizer not in the table (a user's subclass): the old rule, twice the
+#: largest residual at W = 0.
+SQUARED_CLIP_FACTOR_DEFAULT = 2.0
 #: Bounds on the step counts of the full-batch rules (a fit is never a single noisy step, and
 #: more than a thousand full passes buys nothing measurable: research note, topic 2).
 MIN_STEPS = 5
@@ -183,3 +200,9 @@ def tree_regression_travel(n, dim, rho):
     """dp_nsgd_tree's total travel (times R) for the squared loss: ``s / 50`` in [1, 4]."""
     lo, hi = TREE_REGRESSION_TRAVEL
     return min(hi, max(lo, snr(n, dim, rho) / 50.0))
+
+
+def squared_loss_clip(optimizer_name, y_bound):
+    """The residual clip of DPRidge's ``derivative_clip="auto"`` for an optimizer (public: the
+    optimizer's name and the targets' public or privately released half-range ``y_bound``)."""
+    return SQUARED_CLIP_FACTOR.get(optimizer_name, SQUARED_CLIP_FACTOR_DEFAULT) * float(y_bound)
