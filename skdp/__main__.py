@@ -62,9 +62,9 @@ def main(argv=None):
     print("\nscore: accuracy (classifiers) or R^2 (ridge) on a held-out quarter of the data.")
     print("Raw features span five orders of magnitude: with C=1 the problems are badly "
           "conditioned.\nOn raw breast cancer dp_scd, whose update clip follows the strong "
-          "convexity, stays near a constant model;\non diabetes (raw targets; scikit-learn ships "
-          "its features centred and scaled) the gradient methods\n(dp_gdws, dp_nsgd_tree) do, "
-          "and DPRidge's default dp_scd learns.")
+          "convexity, stays near a constant model;\non diabetes (raw targets, 25 to 346; "
+          "scikit-learn ships its features centred and scaled) every optimizer learns from "
+          "epsilon 1.")
     print("Mixed-type tables: see skdp.pipeline.make_private_pipeline (one budget for private "
           "scaling, public one-hot encoding and the model).")
 

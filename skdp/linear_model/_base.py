@@ -329,8 +329,9 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     ):
         """Clip, build the problem, run the optimizer, store the fitted attributes.
 
-        ``clip_default`` is the derivative clip of ``derivative_clip="auto"``: a number, or a
-        function of the resolved optimizer (DPRidge's residual clip follows the optimizer).
+        ``clip_default`` is the derivative clip of ``derivative_clip="auto"`` in the units of
+        ``Y``: a number, or a function of the resolved optimizer (DPRidge's residual clip
+        follows the optimizer).
         ``sample_weight`` is the caller's (unvalidated) argument of ``fit``. ``private_fit``
         (a :class:`~skdp.linear_model._bounds.PrivateFit`) carries the budget, generator and
         bounds events of a fit that already released private bounds (DPRidge's ``y_bounds``).
@@ -389,8 +390,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         elif self.derivative_clip == "auto":  # a number, or a rule of the optimizer (DPRidge)
             clip = clip_default(optimizer) if callable(clip_default) else clip_default
         else:
-            clip = float(self.derivative_clip)
-        self.derivative_clip_ = clip
+            clip = float(self.derivative_clip) / self._target_map()[1]
+        self.derivative_clip_ = clip * self._target_map()[1]  # in the targets' own units
         problem = Problem(
             X=Xc, Y=Y, loss=loss, lam=lam,
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),
@@ -458,7 +459,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         None (a cold start) when the estimator is not fitted. A fitted model of another shape
         (other n_features or number of classes / outputs) raises, as scikit-learn's
         ``LogisticRegression(warm_start=True)`` does. The intercept row is the intercept minus
-        the public shift ``fit`` adds (DPRidge's target centre), divided by the scaling.
+        the public shift ``fit`` adds (DPRidge's target centre), divided by the scaling; the
+        model is expressed in the targets' units of the fit (:meth:`_target_map`).
         """
         coef = getattr(self, "coef_", None)
         if coef is None:
@@ -470,11 +472,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 f"{(n_outputs, n_features)} (another number of features or classes); use "
                 "warm_start=False for a cold start"
             )
+        offset, scale = self._target_map()
         if not self.fit_intercept:
-            return np.ascontiguousarray(coef.T)
+            return np.ascontiguousarray(coef.T / scale)
         intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
-        intercept = (intercept - self._intercept_offset()) / float(intercept_scaling)
-        return np.ascontiguousarray(np.vstack([coef.T, intercept[None, :]]))
+        intercept = (intercept - offset) / scale / float(intercept_scaling)
+        return np.ascontiguousarray(np.vstack([coef.T / scale, intercept[None, :]]))
 
     def _warm_start_record(self):
         """The privacy record of the fitted model a warm start starts from.
@@ -485,9 +488,11 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         record = getattr(self, "privacy_record_", None)
         return record if isinstance(record, PrivacyRecord) else nonprivate_record(0)
 
-    def _intercept_offset(self):
-        """The public shift ``fit`` adds to the intercept (none here; DPRidge overrides)."""
-        return 0.0
+    def _target_map(self):
+        """``(offset, scale)``: the public affine map of the targets the optimizer sees,
+        ``(y - offset) / scale`` (the identity here; DPRidge overrides). ``derivative_clip`` is
+        in the targets' own units, so the optimizer gets ``derivative_clip / scale``."""
+        return 0.0, 1.0
 
     def _split_coef(self, W):
         """(coef (K, d), intercept (K,)) in the original feature space from W of shape (p, K)."""

@@ -1,5 +1,7 @@
 """DPRidge."""
 
+import math
+
 import numpy as np
 from sklearn.base import RegressorMixin, _fit_context
 
@@ -21,8 +23,11 @@ class DPRidge(RegressorMixin, DPLinearModel):
     Minimises the objective of :class:`sklearn.linear_model.Ridge`,
     ``||y - X w||^2 + alpha ||w||^2`` (scaled by ``1/(2n)``: mean of ``(y - x.w)^2 / 2`` +
     ``lam/2 ||w||^2`` with ``lam = alpha / n``), with the intercept regularised too. Targets are
-    clipped to the public ``y_bounds`` and centred on their midpoint (a public shift); the
-    residual is clipped to ``derivative_clip`` (a Huber loss) so that gradients are bounded.
+    clipped to the public ``y_bounds`` and centred on their midpoint (a public shift), and a
+    private fit's optimizer sees them divided by the bounds' half-range (an exact
+    reparameterisation: the model is the same function of the data in any units of y); the
+    residual is clipped to ``derivative_clip`` (a Huber loss, in the targets' units) so that
+    gradients are bounded.
 
     Parameters
     ----------
@@ -116,23 +121,31 @@ class DPRidge(RegressorMixin, DPLinearModel):
         fit = PrivateFit(self, n)
         sw = self._validate_sample_weight(sample_weight, X)  # exact bounds: weighted records
         low, high = self.y_bounds_ = resolve_y_bounds(self.y_bounds, y, fit, sw)
-        centre, half = (low + high) / 2.0, (high - low) / 2.0
-        Y = (np.clip(y, low, high) - centre)[:, None]
+        # A private fit's optimizer sees targets in [-1, 1]: an exact reparameterisation of the
+        # same ridge objective (y' = (y - centre) / half, W' = W / half; lam unchanged), in which
+        # its public rules (step counts, times, the residual clip) are free of the targets'
+        # units: the same data in other units gives the same model in those units. At
+        # epsilon=inf (no rule, no clip) the targets keep their units, and the exact solver's
+        # absolute tolerance its precision in them.
+        self._target_scale = (high - low) / 2.0 if math.isfinite(fit.epsilon) else 1.0
+        centre, half = self._target_map()
+        Y = ((np.clip(y, low, high) - centre) / half)[:, None]
         # the residual clip follows the optimizer (resolved in _fit_problem, "auto" included)
         W = self._fit_problem(
             X, Y, get_loss("squared"), alpha / n,
-            lambda optimizer: optimizer.default_squared_clip(half), n, sample_weight, fit,
+            lambda optimizer: optimizer.default_squared_clip(1.0), n, sample_weight, fit,
         )
         coef, intercept = self._split_coef(W)
-        self.coef_ = coef[0]
-        self.intercept_ = float(intercept[0]) + centre
+        self.coef_ = coef[0] * half
+        self.intercept_ = float(intercept[0]) * half + centre
         return self
 
-    def _intercept_offset(self):
-        """The shift ``fit`` adds to the intercept: the centre of the current fit's
-        ``y_bounds_`` (public, or released by the private bounds)."""
+    def _target_map(self):
+        """``(centre, scale)``: the centre of the current fit's ``y_bounds_`` (public, or
+        released by the private bounds) and, for a private fit, their half-range (1 at
+        epsilon=inf): the optimizer fits ``(y - centre) / scale``."""
         low, high = self.y_bounds_
-        return (low + high) / 2.0
+        return (low + high) / 2.0, self._target_scale
 
     def predict(self, X):
         """Predicted targets, shape (n_samples,)."""
