@@ -62,6 +62,8 @@ class Loss:
         absolute value; 1 for the binary model); multinomial: sqrt(2) (never active); squared
         hinge: 2 sqrt(K) (the size of the derivative at W = 0); squared: ``2 * y_bound`` (the
         largest residual at W = 0 is y_bound; twice that leaves room while the model moves).
+        DPRidge's ``derivative_clip="auto"`` takes the squared loss's clip from the optimizer
+        instead (:func:`skdp.optimizers._defaults.squared_loss_clip`; 2 for dp_scd).
         """
         if self.loss_id == LOGISTIC:
             return math.sqrt(n_outputs)
