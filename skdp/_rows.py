@@ -496,12 +496,11 @@ def _margins(X, w, i, K, z):
                     acc += V[i, j] * w[j]
                 z[0] = acc
             else:
-                for k in range(K):
-                    z[k] = 0.0
-                for j in range(d):
-                    xij = V[i, j]
-                    for k in range(K):
-                        z[k] += xij * w[j * K + k]
+                for k in range(K):  # one reduction per output, in a register (z may alias w)
+                    acc = 0.0
+                    for j in range(d):
+                        acc += V[i, j] * w[j * K + k]
+                    z[k] = acc
             c, tail = _row_scale(X, i)
             if c != 1.0:
                 for k in range(K):
@@ -523,12 +522,27 @@ def _margins(X, w, i, K, z):
     return None
 
 
+def _scaled_row_add(V, i, b, out):
+    raise NotImplementedError("jitted only")
+
+
+@overload(_scaled_row_add, jit_options=_JIT)
+def _scaled_row_add_impl(V, i, b, out):
+    def impl(V, i, b, out):
+        for j in range(V.shape[1]):
+            out[j] += b * V[i, j]
+    return impl
+
+
 def add_example_gradient(X, i, s, K, scale, out):
     """out += scale * outer(x_i, s) (flattened, row-major)."""
     raise NotImplementedError("jitted only")
 
 
-@overload(add_example_gradient, jit_options=_JIT)
+# Inlined into the caller (numba IR): its loops are updates, not reductions, so the caller's
+# flags lose nothing, and a call LLVM declined to inline cost 43 against 26 ns per row at d = 100
+# (K = 1; 152 against 81 at K = 3 with the outputs' loop outside the row's).
+@overload(add_example_gradient, jit_options=_JIT, inline="always")
 def _add_example_gradient(X, i, s, K, scale, out):
     kind = design_kind(X)
     if kind in ("array", "dense"):
@@ -541,15 +555,15 @@ def _add_example_gradient(X, i, s, K, scale, out):
                     out[d * K + k] += tail * scale * s[k]
             a = scale * c
             if K == 1:
-                a *= s[0]
-                if a != 0.0:
-                    for j in range(d):
-                        out[j] += a * V[i, j]
+                b = a * s[0]
+                if b != 0.0:
+                    _scaled_row_add(V, i, b, out)
                 return
-            for j in range(d):
-                xij = V[i, j] * a
-                for k in range(K):
-                    out[j * K + k] += xij * s[k]
+            for k in range(K):  # one pass over the row per output: s[k] stays in a register
+                ak = a * s[k]
+                if ak != 0.0:
+                    for j in range(d):
+                        out[j * K + k] += ak * V[i, j]
         return dense
     if kind == "sparse":
         def sparse(X, i, s, K, scale, out):
@@ -582,14 +596,15 @@ def _margins_and_sqnorm(X, v, i, K, inv_lam, z):
                     s += xij * xij
                     acc += xij * v[j]
                 z[0] = acc
-            else:
-                for k in range(K):
-                    z[k] = 0.0
+            else:  # one reduction per output, in a register (z may alias v)
                 for j in range(d):
                     xij = float(V[i, j])
                     s += xij * xij
-                    for k in range(K):
-                        z[k] += xij * v[j * K + k]
+                for k in range(K):
+                    acc = 0.0
+                    for j in range(d):
+                        acc += float(V[i, j]) * v[j * K + k]
+                    z[k] = acc
             c, tail = _row_scale(X, i)
             s *= c * c
             for k in range(K):
