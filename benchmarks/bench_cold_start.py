@@ -213,10 +213,8 @@ def write(allres):
          "this file), *after*: full-batch fits in memory run the Python loops around the one "
          "gradient-sum kernel, 1-D targets, Gaussian noise typed at compile time, sparse "
          "clipping in numpy, and (session 7) dense X read in place with a clip factor per row, "
-         "float32 too (its kernels are compiled for float32 rows); session 8 reran the cases whose "
-         "kernels changed (dp_scd's batch loop, the row prefetch, the exact objective: default, "
-         "dp_scd, sparse dp_scd, dp_nsgd_tree, dp_gdws mini-batch, epsilon=inf, DPRidge, "
-         "float32 dp_scd, multiclass, and the import). Targets: default "
+         "float32 too (its kernels are compiled for float32 rows); every case and the import rerun "
+         "on session 8's final kernels (2026-11-25, load about 1). Targets: default "
          "<= 3 s cold, every case <= 5 s; `import skdp` <= 1.1 x `import sklearn.linear_model`.",
          "",
          "## import", "",
