@@ -412,7 +412,7 @@ def _estimators():
 
 def estimator_paths():
     """The estimator-level audits, ``[EstimatorPath, ...]``."""
-    from ..linear_model import DPLogisticRegression
+    from ..linear_model import DPLogisticRegression, DPRidge
     from ..optimizers.dp_gdws import DPGDWS
     from ..optimizers.dp_scd import DPSCD
 
@@ -445,6 +445,14 @@ def estimator_paths():
               "audit's statistic sees a fraction of the loss (noise x0.2: lower bound 1.54 < "
               "2, not caught; x0.1: 4.2, caught). The binary dp_scd path above, with a "
               "saturating clip, is caught at x0.5."),
+        # DPRidge's targets divided by the half-range of y_bounds (here 4) and the residual clip
+        # of derivative_clip="auto" (dp_sgld's quarter of the half-range): the units and the
+        # rule of session 8, at the optimizer's own defaults
+        E("DPRidge y_bounds=(-4, 4), derivative_clip='auto' (dp_sgld)", "target units",
+          lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
+                               data_norm=1.0, y_bounds=(-4.0, 4.0), optimizer="dp_sgld",
+                               random_state=seed),
+          loss="squared", fits=2000),
         E("DPLogisticRegression CSR", "sparse input", logistic(), sparse="csr"),
         E("DPRidge CSC", "sparse input", ridge(), loss="squared", sparse="csc"),
         # a float32 X is read in place by kernels compiled for float32 rows (issue 16)
