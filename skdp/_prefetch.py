@@ -62,14 +62,14 @@ def _prefetch_row(X, i):
         def dense(X, i):
             _prefetch_dense(X.values, i)
             _prefetch1(X.scale, i)
-            _prefetch1(X.weight, i)
+            prefetch_row_weight(X, i)
         return dense
     if kind == "sparse":
         def sparse(X, i):
             for r in range(X.indptr[i], X.indptr[i + 1], 8):  # one hint per 64-byte line
                 _prefetch1(X.data, r)
                 _prefetch1(X.indices, r)
-            _prefetch1(X.weight, i)
+            prefetch_row_weight(X, i)
         return sparse
     return None
 

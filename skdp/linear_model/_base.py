@@ -325,7 +325,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
 
     # -- the fit ------------------------------------------------------------------------------
     def _fit_problem(
-        self, X, Y, loss, lam, clip_default, n_samples, sample_weight=None, private_fit=None
+        self, X, Y, loss, lam, clip_default, n_samples, sample_weight=None, private_fit=None,
+        target_map=(0.0, 1.0),
     ):
         """Clip, build the problem, run the optimizer, store the fitted attributes.
 
@@ -335,6 +336,10 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         ``sample_weight`` is the caller's (unvalidated) argument of ``fit``. ``private_fit``
         (a :class:`~skdp.linear_model._bounds.PrivateFit`) carries the budget, generator and
         bounds events of a fit that already released private bounds (DPRidge's ``y_bounds``).
+        ``target_map`` is ``(offset, scale)``, the public affine map of the caller's targets
+        that ``Y`` is, ``(y - offset) / scale`` (DPRidge's; the identity for the classifiers):
+        a warm start and an explicit ``derivative_clip`` (in the targets' own units) go through
+        it.
 
         Returns the coefficient matrix of shape (p, K) in the clipped design's parameterisation.
         """
@@ -359,7 +364,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         data_norm, row_scale, norms = resolve_data_norm(data_norm, X, fit, sw)
         self.data_norm_ = data_norm
         s = self.intercept_scaling_ = row_scale if s == "auto" else s
-        init = self._warm_point(X.shape[1], Y.shape[1], s) if self.warm_start else None
+        init = (self._warm_point(X.shape[1], Y.shape[1], s, target_map) if self.warm_start
+                else None)
         # the release the fit starts from (None: a cold start); read before it is replaced
         start = self._warm_start_record() if init is not None else None
         what = optimizer.name or type(optimizer).__name__
@@ -390,8 +396,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         elif self.derivative_clip == "auto":  # a number, or a rule of the optimizer (DPRidge)
             clip = clip_default(optimizer) if callable(clip_default) else clip_default
         else:
-            clip = float(self.derivative_clip) / self._target_map()[1]
-        self.derivative_clip_ = clip * self._target_map()[1]  # in the targets' own units
+            clip = float(self.derivative_clip) / target_map[1]
+        self.derivative_clip_ = clip * target_map[1]  # in the targets' own units
         problem = Problem(
             X=Xc, Y=Y, loss=loss, lam=lam,
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),
@@ -453,14 +459,15 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 )
         return result.coef / unit if unit != 1.0 else result.coef
 
-    def _warm_point(self, n_features, n_outputs, intercept_scaling):
+    def _warm_point(self, n_features, n_outputs, intercept_scaling, target_map=(0.0, 1.0)):
         """The fitted ``coef_`` / ``intercept_`` as the clipped design's (p, K) matrix, or None.
 
         None (a cold start) when the estimator is not fitted. A fitted model of another shape
         (other n_features or number of classes / outputs) raises, as scikit-learn's
         ``LogisticRegression(warm_start=True)`` does. The intercept row is the intercept minus
         the public shift ``fit`` adds (DPRidge's target centre), divided by the scaling; the
-        model is expressed in the targets' units of the fit (:meth:`_target_map`).
+        model is expressed in the targets' units of the fit (``target_map``, see
+        :meth:`_fit_problem`).
         """
         coef = getattr(self, "coef_", None)
         if coef is None:
@@ -472,7 +479,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 f"{(n_outputs, n_features)} (another number of features or classes); use "
                 "warm_start=False for a cold start"
             )
-        offset, scale = self._target_map()
+        offset, scale = target_map
         if not self.fit_intercept:
             return np.ascontiguousarray(coef.T / scale)
         intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
@@ -487,12 +494,6 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         """
         record = getattr(self, "privacy_record_", None)
         return record if isinstance(record, PrivacyRecord) else nonprivate_record(0)
-
-    def _target_map(self):
-        """``(offset, scale)``: the public affine map of the targets the optimizer sees,
-        ``(y - offset) / scale`` (the identity here; DPRidge overrides). ``derivative_clip`` is
-        in the targets' own units, so the optimizer gets ``derivative_clip / scale``."""
-        return 0.0, 1.0
 
     def _split_coef(self, W):
         """(coef (K, d), intercept (K,)) in the original feature space from W of shape (p, K)."""

@@ -127,25 +127,19 @@ class DPRidge(RegressorMixin, DPLinearModel):
         # units: the same data in other units gives the same model in those units. At
         # epsilon=inf (no rule, no clip) the targets keep their units, and the exact solver's
         # absolute tolerance its precision in them.
-        self._target_scale = (high - low) / 2.0 if math.isfinite(fit.epsilon) else 1.0
-        centre, half = self._target_map()
+        centre = (low + high) / 2.0
+        half = (high - low) / 2.0 if math.isfinite(fit.epsilon) else 1.0
         Y = ((np.clip(y, low, high) - centre) / half)[:, None]
         # the residual clip follows the optimizer (resolved in _fit_problem, "auto" included)
         W = self._fit_problem(
             X, Y, get_loss("squared"), alpha / n,
             lambda optimizer: optimizer.default_squared_clip(1.0), n, sample_weight, fit,
+            target_map=(centre, half),
         )
         coef, intercept = self._split_coef(W)
         self.coef_ = coef[0] * half
         self.intercept_ = float(intercept[0]) * half + centre
         return self
-
-    def _target_map(self):
-        """``(centre, scale)``: the centre of the current fit's ``y_bounds_`` (public, or
-        released by the private bounds) and, for a private fit, their half-range (1 at
-        epsilon=inf): the optimizer fits ``(y - centre) / scale``."""
-        low, high = self.y_bounds_
-        return (low + high) / 2.0, self._target_scale
 
     def predict(self, X):
         """Predicted targets, shape (n_samples,)."""
