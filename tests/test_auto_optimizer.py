@@ -83,6 +83,40 @@ def test_auto_on_raw_data_keeps_dp_gdws():
         == "dp_gdws"
 
 
+def _scd_warnings(est, X, y):
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        est.fit(X, y)
+    return [w for w in caught if "weakly regularised for a dual method" in str(w.message)]
+
+
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPLinearSVC])
+def test_explicit_dp_scd_warns_where_its_dual_steps_vanish(cls):
+    """An explicit dp_scd on raw breast cancer (rows of norm ~900, so lam n ~ 4e-7 in units of
+    the row bound) learns the majority class; the fit says why, at the user's call site. The
+    same threshold as the auto rule (lam n / D^2 against DUAL_MIN_REGULARISATION), and no
+    warning where the rule would pick dp_scd, for the default optimizer, or at epsilon=inf."""
+    X, y = load_breast_cancer(return_X_y=True)
+    raw = _scd_warnings(cls(optimizer="dp_scd", random_state=0), X, y)
+    assert len(raw) == 1 and raw[0].filename == __file__
+    Xu, yu = _unit_rows(400, 10)
+    assert not _scd_warnings(cls(optimizer="dp_scd", data_norm=1.0, random_state=0), Xu, yu)
+    # C D^2 = 16 is the rule's boundary (dp_scd allowed); just past it, the warning
+    assert not _scd_warnings(cls(optimizer="dp_scd", data_norm=2.0, C=4.0, random_state=0), Xu, yu)
+    assert _scd_warnings(cls(optimizer="dp_scd", data_norm=2.0, C=4.5, random_state=0), Xu, yu)
+    assert not _scd_warnings(cls(random_state=0), X, y)
+    assert not _scd_warnings(cls(optimizer="dp_scd", epsilon=np.inf, max_iter=50), Xu, yu)
+
+
+def test_explicit_dp_scd_warning_covers_ridge():
+    X, y = load_breast_cancer(return_X_y=True)
+    assert _scd_warnings(DPRidge(optimizer="dp_scd", random_state=0), X, X[:, 0])
+    Xu, _ = _unit_rows(300, 5)
+    assert not _scd_warnings(DPRidge(data_norm=1.0, random_state=0), Xu, Xu[:, 0])
+
+
 def test_auto_of_ridge_and_svc_and_their_fallbacks():
     X, y = _unit_rows(300, 5)
     assert DPRidge(random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_scd"
