@@ -82,7 +82,8 @@ def _neighbour_pairs(rng):
             yield x, x2
 
 
-def test_quantile_utility_has_sensitivity_one_and_em_ratio_within_epsilon():
+@pytest.mark.parametrize("cells", [False, True])
+def test_quantile_utility_has_sensitivity_one_and_em_ratio_within_epsilon(cells):
     from skdp.privacy.quantiles import quantile_distribution, quantile_utility, signed_grid
 
     rng = np.random.default_rng(0)
@@ -91,12 +92,74 @@ def test_quantile_utility_has_sensitivity_one_and_em_ratio_within_epsilon():
     worst = 0.0
     for x, x2 in _neighbour_pairs(rng):
         for q in (0.1, 0.5, 0.75):
-            du = np.abs(quantile_utility(x, q, grid) - quantile_utility(x2, q, grid))
+            du = np.abs(quantile_utility(x, q, grid, cells) - quantile_utility(x2, q, grid, cells))
             assert du.max() <= 1.0 + 1e-12
-            p, p2 = quantile_distribution(x, q, eps, grid), quantile_distribution(x2, q, eps, grid)
+            p, p2 = (quantile_distribution(v, q, eps, grid, cells=cells) for v in (x, x2))
             worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(p2)))))
     assert worst <= eps + 1e-9
     assert worst > 0.5 * eps  # the check is not vacuous: neighbours do move the release
+
+
+def _cell_utility_by_hand(x, q, grid):
+    """The cell utility from its definition, value by value (independent of skdp's counts):
+    the ranks of candidate k's cell run from the number of values below the midpoint with its
+    left neighbour to the number at or below the midpoint with its right neighbour."""
+    n, K = len(x), len(grid)
+    out = []
+    for k in range(K):
+        lo_edge = -np.inf if k == 0 else (grid[k - 1] + grid[k]) / 2
+        hi_edge = np.inf if k == K - 1 else (grid[k] + grid[k + 1]) / 2
+        low = sum(1 for v in x if v < lo_edge)
+        high = sum(1 for v in x if v <= hi_edge)
+        out.append(-max(low - q * n, q * n - high, 0.0))
+    return np.array(out)
+
+
+def test_cell_utility_matches_its_definition():
+    from skdp.privacy.quantiles import quantile_utility
+
+    rng = np.random.default_rng(4)
+    grid = np.array([-8.0, -1.0, 0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 100.0])
+    for _ in range(200):
+        x = rng.choice([-9.0, -1.0, -0.5, 0.0, 0.25, 0.75, 1.0, 1.5, 3.0, 6.0, 54.0, 1e9],
+                       size=int(rng.integers(1, 15)))
+        for q in (0.1, 0.5, 0.9):
+            np.testing.assert_allclose(quantile_utility(x, q, grid, cells=True),
+                                       _cell_utility_by_hand(x, q, grid))
+
+
+def test_cells_release_the_nearest_candidate_of_data_between_two():
+    """1e6 +- 30 sits between two candidates of the signed grid (ratio 2^(1/4)): scored as
+    points every candidate ties at -n/2 and the base measure decides (a release near magnitude
+    1); scored by cells the nearest candidate wins."""
+    from skdp.privacy.quantiles import (
+        magnitude_prior, private_quantile, quantile_utility, signed_grid,
+    )
+
+    grid = signed_grid()
+    x = 1e6 + 30.0 * np.random.default_rng(0).standard_normal(500)
+    assert np.ptp(quantile_utility(x, 0.5, grid)) == 0.0  # the point scores all tie
+    nearest = grid[np.argmin(np.abs(grid - 1e6))]
+    prior = magnitude_prior(grid, 0.5)
+    rng = np.random.default_rng(1)
+    cells = [private_quantile(x, 0.5, 0.2, rng, grid, prior, cells=True)[0] for _ in range(50)]
+    points = [private_quantile(x, 0.5, 0.2, rng, grid, prior)[0] for _ in range(50)]
+    assert all(v == nearest for v in cells)
+    assert all(abs(v) < 1e3 for v in points)
+
+
+def test_ridge_bounds_hold_targets_far_from_zero_and_warn_of_the_rounding():
+    X = np.random.default_rng(0).normal(size=(2000, 3))
+    y = 1e6 + 30.0 * (X[:, 0] + 0.5 * np.random.default_rng(1).normal(size=2000))
+    with pytest.warns(UserWarning, match="within the rounding of their private centre"):
+        est = DPRidge(epsilon=1.0, delta=DELTA, random_state=0).fit(X, y)
+    low, high = est.y_bounds_
+    assert low < y.min() and y.max() < high  # with point scores: bounds near +-10
+    # the same data at a public offset: tight bounds, a useful model, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        shifted = DPRidge(epsilon=1.0, delta=DELTA, random_state=0).fit(X, y - 1e6)
+    assert shifted.score(X, y - 1e6) > 0.7
 
 
 def test_private_quantile_samples_the_exponential_mechanism():
@@ -338,7 +401,9 @@ def test_estimator_bound_is_the_mechanism_release():
 
 def _replay_ridge_bounds(X, y, eps, seed):
     """The three releases of DPRidge's automatic bounds (y median, y MAD, row-norm median),
-    replayed from the fit's generator: each is argmax(eps u / 2 + log prior + Gumbel)."""
+    replayed from the fit's generator: each is argmax(eps u / 2 + log prior + Gumbel), u the
+    cell utility (by its definition) for the two target medians, the point utility for the
+    row norm's."""
     from skdp.linear_model._bounds import (
         BOUNDS_PRIOR_DECAY, DATA_NORM_FACTOR, DATA_NORM_GRID_STEP, Y_BOUNDS_MAD_FACTOR,
     )
@@ -348,11 +413,13 @@ def _replay_ridge_bounds(X, y, eps, seed):
 
     rng = np.random.default_rng(seed)
     out = []
-    for grid, values in ((signed_grid(), lambda: y), (positive_grid(), lambda: np.abs(y - out[0])),
-                         (positive_grid(DATA_NORM_GRID_STEP), lambda: np.linalg.norm(X, axis=1))):
+    cell = lambda v, grid: _cell_utility_by_hand(v, 0.5, grid)  # noqa: E731
+    point = lambda v, grid: quantile_utility(v, 0.5, grid)  # noqa: E731
+    for grid, values, utility in (
+            (signed_grid(), lambda: y, cell), (positive_grid(), lambda: np.abs(y - out[0]), cell),
+            (positive_grid(DATA_NORM_GRID_STEP), lambda: np.linalg.norm(X, axis=1), point)):
         e = eps[len(out)]
-        score = 0.5 * e * quantile_utility(values(), 0.5, grid) + magnitude_prior(
-            grid, BOUNDS_PRIOR_DECAY)
+        score = 0.5 * e * utility(values(), grid) + magnitude_prior(grid, BOUNDS_PRIOR_DECAY)
         out.append(grid[np.argmax(score + rng.gumbel(size=grid.size))])
     centre, mad, median = out
     half = Y_BOUNDS_MAD_FACTOR * max(mad, positive_grid()[1])

@@ -10,6 +10,17 @@ relation skdp uses; sampling ``c`` with probability proportional to ``exp(epsilo
 the Gumbel-max trick) is pure ``epsilon``-DP and ``epsilon^2 / 8``-zCDP
 (:class:`~skdp.privacy.ExponentialMechanismEvent`).
 
+Cells (``cells=True``). When the data sit between two candidates (targets of 1e6 +- 30 on a
+grid of ratio 2^(1/4)), every candidate has the same utility, ``-min(q, 1 - q) n``, and the
+release is the base measure's pick, orders of magnitude away however large n is. With cells,
+each candidate stands for the values nearer to it than to its neighbours,
+``[m_{k-1}, m_k]`` with ``m_k = (c_k + c_{k+1}) / 2`` (``m_0 = -inf``, ``m_K = +inf``;
+:func:`cell_edges`), and ``u(c_k) = -max(#{x_i < m_{k-1}} - q n, q n - #{x_i <= m_k}, 0)``:
+the candidate whose cell holds the q-quantile scores 0, so the release is the quantile rounded
+to the grid. The counts are at public points, each moves by at most one: the same sensitivity,
+the same event. Where the data spread over several candidates the two utilities pick the same
+region, but the cells' edges fall elsewhere relative to the data, so the rounding can differ.
+
 Reliability. Candidates outside the data all have utility about ``-min(q, 1 - q) n`` and there
 are many of them, so the release lands far outside the data with probability about
 ``K exp(-epsilon min(q, 1 - q) n / 2)``; within the data its rank error is of order
@@ -49,6 +60,7 @@ __all__ = [
     "is_reliable",
     "quantile_utility",
     "quantile_distribution",
+    "cell_edges",
 ]
 
 #: Spacing of the default grids in log2 units: consecutive candidates differ by 2^(1/4) ~ 1.19.
@@ -98,28 +110,50 @@ def is_reliable(n, epsilon, q, n_candidates, beta=0.05):
     return evidence_ratio(n, epsilon, q, n_candidates, beta) >= 1.0
 
 
-def quantile_utility(x, q, candidates):
-    """The utility ``u(c)`` of every candidate (sensitivity 1; see the module docstring)."""
+def cell_edges(candidates):
+    """The public edges of the candidates' cells: the midpoints ``(c_k + c_{k+1}) / 2`` of
+    consecutive candidates (K - 1 of them; see the module docstring)."""
     cand = np.asarray(candidates, dtype=np.float64)
-    if isinstance(x, CandidateCounts):  # counts over these candidates, already summed
+    return 0.5 * cand[:-1] + 0.5 * cand[1:]  # halves first: no overflow near the float max
+
+
+def quantile_utility(x, q, candidates, cells=False):
+    """The utility ``u(c)`` of every candidate (sensitivity 1; see the module docstring).
+
+    ``x`` is the data (an array, or a dask vector: counted chunk by chunk on the workers), or a
+    :class:`~skdp._dask.CandidateCounts` already counted at the candidates (``cells=False``)
+    or at their :func:`cell_edges` (``cells=True``). ``cells``: score each candidate by the
+    ranks of its cell rather than of its own value.
+    """
+    cand = np.asarray(candidates, dtype=np.float64)
+    points = cell_edges(cand) if cells else cand
+    if isinstance(x, CandidateCounts):  # counts at these points, already summed
         below, upto, n = x
-    elif is_dask(x):  # values on Dask workers: counts per candidate, summed over the chunks
-        below, upto, n = chunk_counts(x, cand)
+        if np.shape(below) != points.shape or np.shape(upto) != points.shape:
+            raise ValueError(
+                f"counts must be taken at the {points.size} "
+                + ("cell edges (skdp.privacy.quantiles.cell_edges)" if cells else "candidates")
+            )
+    elif is_dask(x):  # values on Dask workers: counts per point, summed over the chunks
+        below, upto, n = chunk_counts(x, points)
     else:
         x = np.asarray(x, dtype=np.float64).ravel()
         n = x.shape[0]
         xs = np.sort(x)
-        below = np.searchsorted(xs, cand, side="left")  # #{x_i < c}
-        upto = np.searchsorted(xs, cand, side="right")  # #{x_i <= c}
-    # distance from q n to [#{x < c}, #{x <= c}]: 0 at the quantile even on an atom of ties
+        below = np.searchsorted(xs, points, side="left")  # #{x_i < c}
+        upto = np.searchsorted(xs, points, side="right")  # #{x_i <= c}
+    if cells:  # the ranks of cell k: from #{x < m_{k-1}} to #{x <= m_k}
+        below = np.concatenate([[0], below])
+        upto = np.concatenate([upto, [n]])
+    # distance from q n to the range of ranks: 0 at the quantile even on an atom of ties
     return -np.maximum(np.maximum(below - q * n, q * n - upto), 0.0)
 
 
-def quantile_distribution(x, q, epsilon, candidates=None, log_prior=None):
+def quantile_distribution(x, q, epsilon, candidates=None, log_prior=None, cells=False):
     """The exact output distribution of :func:`private_quantile` (probabilities of the
     candidates), for audits and tests."""
     cand = signed_grid() if candidates is None else np.asarray(candidates, dtype=np.float64)
-    score = 0.5 * epsilon * quantile_utility(x, q, cand) + _check_prior(log_prior, cand)
+    score = 0.5 * epsilon * quantile_utility(x, q, cand, cells) + _check_prior(log_prior, cand)
     p = np.exp(score - score.max())
     return p / p.sum()
 
@@ -155,7 +189,7 @@ def _check_prior(log_prior, cand):
     return lp
 
 
-def private_quantile(x, q, epsilon, rng, candidates=None, log_prior=None):
+def private_quantile(x, q, epsilon, rng, candidates=None, log_prior=None, cells=False):
     """The q-quantile of ``x`` released by the exponential mechanism over public candidates.
 
     Parameters
@@ -177,6 +211,11 @@ def private_quantile(x, q, epsilon, rng, candidates=None, log_prior=None):
         ratio of the probabilities of one candidate on neighbouring data sets, so the release is
         still epsilon-DP and epsilon-bounded-range (``epsilon^2 / 8``-zCDP), with the same event.
         It must not be derived from the private data.
+    cells : bool, default=False
+        Score each candidate by the ranks of its cell (the values nearer to it than to its
+        neighbours) rather than of its own value: the release is then the quantile rounded to
+        the grid also when the data sit between two candidates (module docstring). The same
+        sensitivity and event.
 
     Returns
     -------
@@ -192,7 +231,7 @@ def private_quantile(x, q, epsilon, rng, candidates=None, log_prior=None):
     if cand.ndim != 1 or cand.size == 0 or np.any(np.diff(cand) <= 0):
         raise ValueError("candidates must be a non-empty, strictly increasing 1-D array")
     prior = _check_prior(log_prior, cand)
-    utility = quantile_utility(x, q, cand)
+    utility = quantile_utility(x, q, cand, cells)
     # Gumbel-max: argmax(eps u / 2 + log prior + G) is distributed as prior exp(eps u / 2) / Z.
     scores = 0.5 * epsilon * utility + prior + rng.gumbel(size=cand.shape[0])
     return float(cand[int(np.argmax(scores))]), ExponentialMechanismEvent(float(epsilon))
