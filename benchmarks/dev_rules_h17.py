@@ -75,6 +75,10 @@ def report(res):
 
 
 def gdws(seeds=2):
+    raise SystemExit(
+        "retired in session 9: dp_gdws's squared-loss step rule (GDWS_REGRESSION, T = s / 5) is "
+        "now dp_sgld's time rule (benchmarks/dev_rules_gdws_squared.py); run this at commit "
+        "8fb07aa to reproduce round h17")
     orig = DPGDWS._step_size
     configs = list(itertools.product((1 / 25, 1 / 100), (1.0, 0.5, 0.25)))
     res = {}
@@ -92,6 +96,10 @@ def gdws(seeds=2):
 
 def gdws2(seeds=2):
     """dp_gdws ridge: smoothing (0.1 default, 0.5, 1 = plain GD) x step-count factor."""
+    raise SystemExit(
+        "retired in session 9: dp_gdws's squared-loss step rule (GDWS_REGRESSION, T = s / 5) is "
+        "now dp_sgld's time rule (benchmarks/dev_rules_gdws_squared.py); run this at commit "
+        "8fb07aa to reproduce round h17")
     res = {}
     configs = list(itertools.product((0.1, 0.5, 1.0), (1 / 25, 1 / 5)))
     for name, n, eps, seed, data in cells(("wine", "make_regression"), (1000, 2000, 5000), (0.1, 0.3, 1.0), seeds):

@@ -90,9 +90,10 @@ def test_defaults_meet_the_floors_on_a_small_public_case(optimizer):
 
 
 def test_squared_loss_rules_resolve_as_documented():
-    """dp_gdws: plain noisy GD (smoothing 1) and T = s / 5 on the squared loss, the heavy ball
-    (0.1) and 100 steps on the classification losses; dp_nag_opt / dp_masg: step multiplier
-    0.25 / 1."""
+    """dp_gdws: plain noisy GD (smoothing 1) on the squared loss, with step 1 / (2 beta) and the
+    steps that cover dp_sgld's Langevin time 0.01 s^2 / G^2 (recomputed here from the stated
+    formula); the heavy ball (0.1) and 100 steps on the classification losses; dp_nag_opt /
+    dp_masg: step multiplier 0.25 / 1."""
     import math
 
     from skdp.optimizers._defaults import budget_rho, snr
@@ -109,7 +110,11 @@ def test_squared_loss_rules_resolve_as_documented():
         assert h["smoothing"] == smoothing
         s = snr(2000, problem.dim, budget_rho(1.0, 1e-5))
         if loss == "squared":
-            assert h["max_iter"] == max(5, round(s / 5))
+            beta, G = problem.smoothness, problem.gradient_bound
+            assert h["step"] == pytest.approx(1.0 / (2.0 * beta))
+            time = 0.01 * s * s / G**2
+            assert h["max_iter"] == min(1000, max(5, math.ceil(time * 2.0 * beta - 1e-9)))
+            assert 5 < h["max_iter"] < 1000  # the formula, not a floor or the cap, decides
         else:  # capped at 100 although 4 s asks for more (dev_rules_gdws_cap.md)
             assert 4 * s > 100 and h["max_iter"] == 100
         for cls in (DPNAGOpt, DPMASG):
@@ -203,3 +208,19 @@ def test_ridge_is_equivariant_in_the_targets_units(optimizer):
     m = DPRidge(optimizer=optimizer, epsilon=1.0, data_norm=1.0, y_bounds=(-b, b),
                 derivative_clip=fits[1.0].derivative_clip_, random_state=0).fit(X, y)
     np.testing.assert_array_equal(m.coef_, fits[1.0].coef_)
+
+
+def test_ridge_dp_gdws_defaults_are_dp_sgld_plain_noisy_gd():
+    """On the squared loss dp_gdws at its defaults runs dp_sgld's rule (plain full-batch noisy
+    GD, step 1 / (2 beta), the Langevin-time step count, a quarter of the half-range as the
+    residual clip), so with one seed the two fits are the same model with the same event: a
+    change to either rule alone breaks this."""
+    rng = np.random.default_rng(3)
+    X = _unit_rows(rng.normal(size=(1500, 6)))
+    y = np.clip(X @ np.linspace(-1, 1, 6) + 0.3 * rng.normal(size=1500), -2, 2)
+    fits = [DPRidge(epsilon=0.5, optimizer=name, data_norm=1.0, y_bounds=(-2, 2),
+                    random_state=7).fit(X, y) for name in ("dp_gdws", "dp_sgld")]
+    np.testing.assert_allclose(fits[0].coef_, fits[1].coef_, rtol=0, atol=1e-12)
+    assert fits[0].n_iter_ == fits[1].n_iter_ > 5
+    assert fits[0].derivative_clip_ == fits[1].derivative_clip_ == 0.5
+    assert fits[0].epsilon_ == pytest.approx(fits[1].epsilon_, rel=1e-12)

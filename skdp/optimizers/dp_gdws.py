@@ -25,7 +25,7 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._defaults import budget_rho, gdws_smoothing, gdws_steps
+from ._defaults import budget_rho, gdws_smoothing, gdws_steps, noisy_gd_step
 from ._glm import (
     block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
     threads_allowed,
@@ -124,9 +124,11 @@ class DPGDWS(DPOptimizer):
     max_iter : int >= 1 or None, default=None
         Number of noisy steps T of a private fit. None: a public rule of n, d, the budget and
         the loss (:func:`skdp.optimizers._defaults.gdws_steps`): with
-        ``s = n sqrt(2 rho) / sqrt(d)`` (rho the zCDP budget), ``T = s / 5`` (5 to 1000) for
-        the squared loss, 100 for the classification losses (``4 s`` within [100, 100]:
-        accuracy was flat beyond 100 steps in every measured cell); the resolved
+        ``s = n sqrt(2 rho) / sqrt(d)`` (rho the zCDP budget), 100 for the classification
+        losses (``4 s`` within [100, 100]: accuracy was flat beyond 100 steps in every
+        measured cell); for the squared loss, the steps of ``1 / (2 beta)`` that cover
+        dp_sgld's Langevin time ``0.01 s^2 / G^2`` (5 to 1000; the two fits then coincide,
+        see :mod:`skdp.optimizers._defaults`, ``NOISY_GD_STEP``); the resolved
         count is ``n_iter_`` and ``hyperparameters["max_iter"]`` of the fit's result. At
         ``epsilon=inf`` the cap on the iterations of the non-private solver (None: 1000).
     batch_size : None, int or float, default=None
@@ -137,10 +139,12 @@ class DPGDWS(DPOptimizer):
         "auto": 0.1 (the thesis's best value) for the classification losses, 1 (plain noisy
         GD) for the squared loss (:func:`skdp.optimizers._defaults.gdws_smoothing`). Unused at
         ``epsilon=inf``.
-    step : "noise_adaptive", "c_over_L" or float, default="noise_adaptive"
+    step : "auto", "noise_adaptive", "c_over_L" or float, default="auto"
         "noise_adaptive": the thesis's rule (Th-4.21) in mean form, capped so that
         ``step * smoothing <= 1/L``; "c_over_L": ``c / (L * smoothing)`` (the paper's heavy-ball
-        step c/L); a float: the step itself. Unused at ``epsilon=inf``.
+        step c/L); a float: the step itself; "auto": "noise_adaptive" for the classification
+        losses, ``1 / (2 L)`` for the squared loss (plain noisy GD under the time rule of
+        ``max_iter``). Unused at ``epsilon=inf``.
     c : float, default=1.0
         Step multiplier of "c_over_L".
     mechanism : {"gaussian", "laplace"}, default="gaussian"
@@ -172,14 +176,14 @@ class DPGDWS(DPOptimizer):
         "max_iter": [POSITIVE_INT, None],
         "batch_size": [None, POSITIVE_INT, RATE],
         "smoothing": [Interval(Real, 0, 1, closed="right"), AUTO],
-        "step": [StrOptions({"noise_adaptive", "c_over_L"}), POSITIVE],
+        "step": [StrOptions({"auto", "noise_adaptive", "c_over_L"}), POSITIVE],
         "c": [POSITIVE],
         "mechanism": [StrOptions({"gaussian", "laplace"})],
         "tol": TOLERANCE,
     }
 
     def __init__(
-        self, max_iter=None, batch_size=None, smoothing="auto", step="noise_adaptive", c=1.0,
+        self, max_iter=None, batch_size=None, smoothing="auto", step="auto", c=1.0,
         mechanism="gaussian", tol=None,
     ):
         self.max_iter = max_iter
@@ -193,11 +197,13 @@ class DPGDWS(DPOptimizer):
     # -- parameters ---------------------------------------------------------------------------
     def _n_steps(self, private, problem=None, budget=None):
         """Noisy steps of a private fit: ``max_iter``, or (None) the public rule
-        :func:`~._defaults.gdws_steps` of n, d, the budget and the loss."""
+        :func:`~._defaults.gdws_steps` of n, d, the budget, the loss and the problem's public
+        constants."""
         if self.max_iter is not None:
             return int(self.max_iter)
         rho = budget_rho(budget.epsilon, budget.delta)
-        return gdws_steps(problem.loss.name, problem.n_samples, problem.dim, rho)
+        return gdws_steps(problem.loss.name, problem.n_samples, problem.dim, rho,
+                          problem.gradient_bound, problem.row_norm_bound, problem.smoothness)
 
     # -- private fit --------------------------------------------------------------------------
     def _calibrate(self, problem, budget, n_steps, q):
@@ -228,6 +234,8 @@ class DPGDWS(DPOptimizer):
         L = problem.smoothness
         if not isinstance(self.step, str):
             return float(self.step)
+        if self.step == "auto" and problem.loss.name == "squared":
+            return noisy_gd_step(L)  # plain noisy GD under the time rule (see max_iter)
         if self.step == "c_over_L":
             return self.c / (L * smoothing)
         n, D, G = problem.n_samples, problem.dim, problem.gradient_bound

@@ -28,7 +28,9 @@ from ..privacy.rdp import epsilon_over_orders
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, prefix_epsilon, repeated_step_epsilon
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._defaults import MAX_STEPS, MIN_STEPS, budget_rho, noisy_gd_time, steps_for_time
+from ._defaults import (
+    MAX_STEPS, MIN_STEPS, budget_rho, noisy_gd_step, noisy_gd_time, steps_for_time,
+)
 from ._glm import (
     block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
     threads_allowed,
@@ -311,7 +313,7 @@ class DPSGLD(DPOptimizer):
         the minimum of both bounds.
         """
         beta, lam = problem.smoothness, problem.lam
-        eta0 = 1.0 / (2.0 * beta) if self.step == "auto" else float(self.step)
+        eta0 = noisy_gd_step(beta) if self.step == "auto" else float(self.step)
         if self.max_iter is not None:
             n_steps = int(self.max_iter) * steps_per_epoch
             init = True
