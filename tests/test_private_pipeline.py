@@ -409,7 +409,7 @@ def _scaled_pipeline(epsilon, if_unreliable):
     return factory
 
 
-def _exact_quantile(x, q, epsilon, rng, candidates=None, log_prior=None):
+def _exact_quantile(x, q, epsilon, rng, candidates=None, log_prior=None, cells=False):
     """A fault: the scaler's quantile released without noise."""
     return float(np.quantile(np.asarray(x, dtype=float), q)), ExponentialMechanismEvent(epsilon)
 

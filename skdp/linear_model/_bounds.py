@@ -110,8 +110,8 @@ MAX_BOUND_SHARE = 0.4
 #: moved by less than one grid step (n epsilon / 4 nats of evidence against 0.5 nats per
 #: octave). 0.3 still let one of 40 seeds release a spread of 2e6 on diabetes at epsilon 0.3.
 BOUNDS_PRIOR_DECAY = 0.5
-#: ... where the public rule says the median is reliable (:func:`~skdp.privacy.quantiles.is_reliable`)
-#: the base measure only has to break near-ties, and a strong one would outvote the data for
+#: ... where the public rule says the median is reliable
+#: (:func:`~skdp.privacy.quantiles.is_reliable`) the base measure only has to break near-ties, and a strong one would outvote the data for
 #: values far from magnitude 1: with 0.5 everywhere, DPRidge on 300 rows of targets 1e6 +- 3e5
 #: at epsilon 1 (medians counted as reliable, no warning) released bounds that missed the data
 #: in 19 of 20 seeds (R^2 -8.6), 1e5 +- 3e4 in 11 of 20.
@@ -487,8 +487,9 @@ def _warn_if_offset_dominates(source, centre, mad):
     constant offset) get bounds as wide as the rounding error (the released MAD is then about
     that error), and the optimizer sees a small signal on a large constant: on 2000 rows of
     1e6 +- 30 at epsilon 1 the model's R^2 is about -5000 (0.78 with 1e6 subtracted); on 3000
-    rows of years near 2000 +- 20 it is still 0.79. The two cases look alike in the releases, so the warning says "may". Post-processing
-    of the two releases: it reads nothing else and costs nothing.
+    rows of years near 2000 +- 20 it is still 0.79. The two cases look alike in the releases, so
+    the warning says "may". Post-processing of the two releases: it reads nothing else and costs
+    nothing.
     """
     if centre != 0.0 and mad < Y_OFFSET_WARNING * abs(centre):
         warnings.warn(

@@ -11,9 +11,11 @@ import warnings
 
 from ..privacy.record import zcdp_rho_for_budget
 
-__all__ = ["budget_rho", "prefers_dual", "gdws_smoothing", "gdws_steps", "noisy_gd_step", "noisy_gd_time", "snr", "steps_for_time", "tree_epochs",
-           "tree_steps_per_epoch", "tree_regression_travel", "squared_loss_clip",
-           "warn_if_dual_steps_vanish"]
+__all__ = [
+    "budget_rho", "prefers_dual", "gdws_smoothing", "gdws_steps", "noisy_gd_step",
+    "noisy_gd_time", "snr", "steps_for_time", "tree_epochs", "tree_steps_per_epoch",
+    "tree_regression_travel", "squared_loss_clip", "warn_if_dual_steps_vanish",
+]
 
 #: Langevin-time factors of :func:`noisy_gd_time`, fitted on the development part of
 #: ``benchmarks/bench_defaults.py`` (dp_sgld with the factor swept over a factor-2 grid, Adult,

@@ -14,7 +14,9 @@ from .._dask import column_counts, dask_features, is_dask, map_rows
 from .._validation import OPEN_UNIT, POSITIVE_OR_INF, RANDOM_STATE
 from ..ledger import PrivacyLedger
 from ..privacy import ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent
-from ..privacy.quantiles import em_epsilon, evidence_ratio, private_quantile, signed_grid
+from ..privacy.quantiles import (
+    cell_edges, em_epsilon, evidence_ratio, private_quantile, signed_grid,
+)
 from ._step import PrivateStepMixin
 
 __all__ = ["PrivateRobustScaler", "PASSTHROUGH_EVIDENCE"]
@@ -37,8 +39,11 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
 
     The private counterpart of :class:`sklearn.preprocessing.RobustScaler` followed by
     clipping. For every feature j it releases two private quantiles (by default the quartiles
-    ``a_j``, ``b_j``) with the exponential mechanism over a public log-spaced grid
-    (:func:`skdp.privacy.quantiles.private_quantile`), sets the bounds to Tukey's fences
+    ``a_j``, ``b_j``) with the exponential mechanism over a public log-spaced grid, each
+    candidate scored by its cell (:func:`skdp.privacy.quantiles.private_quantile` with
+    ``cells=True``: a feature concentrated between two candidates, such as a year near 2020, gets
+    the nearest one rather than a uniform pick over the grid, which released bounds up to
+    +-1e10 for 2020 +- 1), sets the bounds to Tukey's fences
     ``[a_j - fence * (b_j - a_j), b_j + fence * (b_j - a_j)]``, clips the feature to them and maps
     them affinely onto [-1, 1]. No private mean or variance is needed, every output row has norm
     at most ``sqrt(n_features)`` (a public bound the next estimator can use for free), and the
@@ -183,7 +188,8 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             Numeric features (no missing values: impute with a public constant first, for
             example ``SimpleImputer(strategy="constant", fill_value=0)``). A dask array or
             DataFrame stays on its workers: one pass counts, chunk by chunk, the values below
-            and at every public grid point of every feature, and the mechanisms run on the
+            and at every public cell edge of the grid of every feature, and the mechanisms run
+            on the
             client on these counts (the same releases as in memory for the same seed).
         y : ignored
 
@@ -233,10 +239,10 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
                 )
             rng = self._rng()
             # on Dask: every feature's counts over the grid in one pass (the same utilities)
-            columns = column_counts(X, grid) if dask_input else X.T
+            columns = column_counts(X, cell_edges(grid)) if dask_input else X.T
             for j in range(d):
                 for k, q in enumerate((q_lo, q_hi)):
-                    quant[j, k] = private_quantile(columns[j], q, eps, rng, grid)[0]
+                    quant[j, k] = private_quantile(columns[j], q, eps, rng, grid, cells=True)[0]
             event = SelfComposedEvent(ExponentialMechanismEvent(eps), 2 * d)
         # post-processing of the released quantiles with the public grid only
         lo, hi = np.minimum(quant[:, 0], quant[:, 1]), np.maximum(quant[:, 0], quant[:, 1])
