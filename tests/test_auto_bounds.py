@@ -548,21 +548,17 @@ def _ridge_auto_bounds_audit(n_fits, factor=1.0):
     from skdp import DPGDWS
     from skdp.audit import audit_estimator
     from skdp.audit._faults import noise_scaled
+    from skdp.audit._paths import offset_free_response
 
     c = _ridge_canary()
-    rows = np.vstack([c.x, np.zeros_like(c.x)])
 
     def make(seed):
         return DPRidge(epsilon=2.0, delta=0.2, fit_intercept=False, data_norm=1.0,
                        optimizer=DPGDWS(step=0.01, max_iter=10), random_state=seed)
 
-    def response(model):
-        at, zero = np.ravel(model.predict(rows))
-        return float(at - zero)
-
     with warnings.catch_warnings(), noise_scaled(factor):
         warnings.simplefilter("ignore")
-        return audit_estimator(make, c.X, c.y, c.index, n_fits=n_fits, statistic=response,
+        return audit_estimator(make, c.X, c.y, c.index, n_fits=n_fits, statistic=offset_free_response(c.x),
                                random_state=4)
 
 

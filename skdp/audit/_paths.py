@@ -496,6 +496,18 @@ def estimator_paths():
     ]
 
 
+def offset_free_response(x):
+    """``model -> predict(x) - predict(0)``: a regressor's response to the canary's features,
+    without the offset of a private target centre (``y_bounds="auto"``), whose spread would
+    hide the canary in ``predict(x)`` alone."""
+    rows = np.vstack([x, np.zeros_like(x)])
+
+    def statistic(model):
+        at, zero = np.ravel(model.predict(rows))
+        return float(at - zero)
+    return statistic
+
+
 def _projected_score(x, label, loss):
     """``model -> float``: the canary's margins projected on the direction its loss pulls them
     at zero (a K-class canary moves all K margins; the class's own margin carries part of it)."""
@@ -552,11 +564,7 @@ def run_path(path, n_fits, random_state=0, factor=1.0, method="split"):
         loss = "multinomial" if path.loss == "logistic" else path.loss
         statistic = _projected_score(c.x, c.label, loss)
     if path.offset_free:
-        rows = np.vstack([c.x, np.zeros_like(c.x)])
-
-        def statistic(model):
-            at, zero = np.ravel(model.predict(rows))
-            return float(at - zero)
+        statistic = offset_free_response(c.x)
     neighbour = None
     if path.dask:  # D and D' as dask arrays in two uneven chunks
         import dask.array as da

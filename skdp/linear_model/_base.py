@@ -27,7 +27,6 @@ from ..optimizers import (
     OPTIMIZER_NAMES, DPOptimizer, Problem, get_optimizer_class, resolve_optimizer,
 )
 from ..optimizers._base import nonprivate_record
-from ..optimizers._defaults import warn_if_dual_steps_vanish
 from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord
 from ..progress import check_callback
 from ._bounds import PrivateFit, _row_norms, public_data_norm, resolve_data_norm
@@ -365,7 +364,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         data_norm, row_scale, norms = resolve_data_norm(data_norm, X, fit, sw)
         self.data_norm_ = data_norm
         if fit.private:  # the released or public row bound: public
-            warn_if_dual_steps_vanish(optimizer.name, lam * n_samples / data_norm**2)
+            optimizer.check_regularisation(lam * n_samples / data_norm**2)
         s = self.intercept_scaling_ = row_scale if s == "auto" else s
         init = (self._warm_point(X.shape[1], Y.shape[1], s, target_map) if self.warm_start
                 else None)

@@ -286,6 +286,11 @@ class DPOptimizer(BaseEstimator):
     #: Whether the full-batch steps can run on rows that live on Dask workers (:mod:`skdp._dask`).
     supports_distributed = False
 
+    def check_regularisation(self, lam_n_rows):
+        """Warn when the problem is too weakly regularised for this optimizer; nothing by
+        default. ``lam_n_rows`` is ``lam n`` in units of rows of norm <= 1 (``1 / (C D^2)`` for
+        a public row bound D), called by the estimators on private fits (public values)."""
+
     def default_squared_clip(self, y_bound):
         """The residual clip of the squared loss this optimizer gets from DPRidge's
         ``derivative_clip="auto"`` (:func:`skdp.optimizers._defaults.squared_loss_clip`)."""

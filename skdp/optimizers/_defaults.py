@@ -7,14 +7,13 @@ reads the data. The rules, and how their constants were fitted, are tabulated in
 """
 
 import math
-import warnings
 
 from ..privacy.record import zcdp_rho_for_budget
 
 __all__ = [
     "budget_rho", "prefers_dual", "gdws_smoothing", "gdws_steps", "noisy_gd_step",
     "noisy_gd_time", "snr", "steps_for_time", "tree_epochs", "tree_steps_per_epoch",
-    "tree_regression_travel", "squared_loss_clip", "warn_if_dual_steps_vanish",
+    "tree_regression_travel", "squared_loss_clip",
 ]
 
 #: Langevin-time factors of :func:`noisy_gd_time`, fitted on the development part of
@@ -139,29 +138,6 @@ def prefers_dual(n, n_columns, rho, lam_n):
     if not math.isfinite(rho):
         return False
     return snr(n, n_columns, rho) < DUAL_MAX_SNR and lam_n >= DUAL_MIN_REGULARISATION
-
-
-def warn_if_dual_steps_vanish(optimizer_name, lam_n_rows):
-    """Warn when an explicitly chosen dp_scd runs on a problem too weakly regularised for it.
-
-    ``lam_n_rows`` is the regularisation ``lam n`` in units of rows of norm <= 1 (``1 / (C D^2)``
-    for a row bound D), the quantity :func:`prefers_dual` reads: dp_scd's dual steps scale like
-    ``lam n / (lam n + L)``, so below ``DUAL_MIN_REGULARISATION`` a private fit's few epochs
-    leave the model near zero (raw breast cancer, D ~ 1500: the majority class).
-    ``optimizer="auto"`` avoids dp_scd there; an explicit choice gets this warning. Public
-    quantities only.
-    """
-    if optimizer_name == "dp_scd" and lam_n_rows < DUAL_MIN_REGULARISATION:
-        warnings.warn(
-            f"dp_scd: the problem is weakly regularised for a dual method (lam n = "
-            f"{lam_n_rows:.3g} in units of the row bound, below {DUAL_MIN_REGULARISATION:g}): "
-            "its private dual steps scale like lam n / (lam n + 1), so the model may barely "
-            "move from zero. Put the features on a common scale "
-            "(skdp.preprocessing.PrivateRobustScaler, or public bounds) so that data_norm is "
-            "small, or use a primal optimizer such as dp_gdws (what optimizer='auto' runs for "
-            "a classifier here).",
-            UserWarning, stacklevel=5,  # the user's fit call
-        )
 
 
 def noisy_gd_time(loss_name, n, dim, rho, gradient_bound, row_norm_bound):

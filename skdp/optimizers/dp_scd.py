@@ -7,6 +7,7 @@ for the privacy argument and the deviations from the paper.
 
 import functools
 import math
+import warnings
 
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
@@ -24,6 +25,7 @@ from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._base import (
     DPOptimizer, OptimizeResult, batch_fraction, check_replay, empty_trace,
 )
+from ._defaults import DUAL_MIN_REGULARISATION
 from ._scd_kernels import PRIVATE_BOX, dp_scd_kernel, update_path
 
 __all__ = ["DPSCD"]
@@ -162,6 +164,23 @@ class DPSCD(DPOptimizer):
     """
 
     name = "dp_scd"
+
+    def check_regularisation(self, lam_n_rows):
+        """Warn when the dual steps would barely move the model: they scale like
+        ``lam n / (lam n + L)``, so below ``DUAL_MIN_REGULARISATION`` (the threshold of
+        ``optimizer="auto"``, :func:`~._defaults.prefers_dual`) a private fit's few epochs leave
+        it near zero (raw breast cancer, D ~ 1500: the majority class). Public values only."""
+        if lam_n_rows < DUAL_MIN_REGULARISATION:
+            warnings.warn(
+                f"dp_scd: the problem is weakly regularised for a dual method (lam n = "
+                f"{lam_n_rows:.3g} in units of the row bound, below "
+                f"{DUAL_MIN_REGULARISATION:g}): its private dual steps scale like lam n / "
+                "(lam n + 1), so the model may barely move from zero. Put the features on a "
+                "common scale (skdp.preprocessing.PrivateRobustScaler, or public bounds) so "
+                "that data_norm is small, or use a primal optimizer such as dp_gdws (what "
+                "optimizer='auto' runs for a classifier here).",
+                UserWarning, stacklevel=5,  # the user's fit call
+            )
 
     @property
     def event_depends_on_problem(self):
