@@ -112,7 +112,8 @@ MAX_BOUND_SHARE = 0.4
 BOUNDS_PRIOR_DECAY = 0.5
 #: ... where the public rule says the median is reliable
 #: (:func:`~skdp.privacy.quantiles.is_reliable`) the base measure only has to break
-#: near-ties, and a strong one would outvote the data for values far from magnitude 1: with 0.5 everywhere, DPRidge on 300 rows of targets 1e6 +- 3e5
+#: near-ties, and a strong one would outvote the data for values far from magnitude 1: with
+#: 0.5 everywhere, DPRidge on 300 rows of targets 1e6 +- 3e5
 #: at epsilon 1 (medians counted as reliable, no warning) released bounds that missed the data
 #: in 19 of 20 seeds (R^2 -8.6), 1e5 +- 3e4 in 11 of 20.
 BOUNDS_PRIOR_DECAY_RELIABLE = 0.1
@@ -495,7 +496,8 @@ def _warn_if_offset_dominates(source, centre, mad):
         warnings.warn(
             f"{source}: the targets' spread (private median absolute deviation {mad:.3g}) is "
             f"within the rounding of their private centre ({centre:.4g}, known to about "
-            f"{Y_OFFSET_WARNING:.0%} of its value), so the target bounds may be many times wider than the targets' spread "
+            f"{Y_OFFSET_WARNING:.0%} of its value), so the target bounds may be many times "
+            "wider than the targets' spread "
             "and the model less precise than it could be. If the targets sit far from 0, "
             "subtract a public offset from y (a typical value known without the data) or give "
             "public y_bounds.",
