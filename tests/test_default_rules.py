@@ -224,3 +224,35 @@ def test_ridge_dp_gdws_defaults_are_dp_sgld_plain_noisy_gd():
     assert fits[0].n_iter_ == fits[1].n_iter_ > 5
     assert fits[0].derivative_clip_ == fits[1].derivative_clip_ == 0.5
     assert fits[0].epsilon_ == pytest.approx(fits[1].epsilon_, rel=1e-12)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "squared"])
+@pytest.mark.parametrize("n, epsilon", [(300, 1.0), (12000, 3.0)])
+def test_tree_rule_resolves_as_documented(loss, n, epsilon):
+    """dp_nsgd_tree (session 10): the full batch (no momentum) and round(s) epochs in [2, 40]
+    below s = 200; from it batches of about 2000 rows (4 to 16 steps per epoch), momentum
+    1 - 1/M and 20 epochs. The step: total travel 4 E / R (classification) or
+    min(4, max(1, sqrt(s) / 2.5)) / R (squared loss) over the linear schedule. Recomputed here
+    from that statement."""
+    import math
+
+    from skdp.optimizers._defaults import budget_rho, snr
+
+    rng = np.random.default_rng(0)
+    X = _unit_rows(rng.normal(size=(n, 8)))
+    y = np.clip(X @ np.arange(8) / 8, -1, 1)
+    problem = _problem(X, (y > 0).astype(float) if loss == "logistic" else y, loss)
+    h, record = _resolved(DPNSGDTree(), problem, epsilon)
+    s = snr(n, problem.dim, budget_rho(epsilon, 1e-5))
+    if n == 300:
+        assert s < 200
+        M, E = 1, min(40, max(2, round(s)))
+        assert 2 < E < 40  # the formula, not a bound, decides
+    else:
+        assert s >= 200
+        M, E = min(16, max(4, round(n / 2000))), 20
+    assert h["batch_size"] == -(-n // M) and h["epochs"] == E
+    assert h["momentum"] == pytest.approx(1.0 - 1.0 / M)
+    assert record.n_steps == E * M
+    travel = 4.0 * E if loss == "logistic" else min(4.0, max(1.0, math.sqrt(s) / 2.5))
+    assert h["learning_rate"] * E * M / 2 == pytest.approx(travel / problem.row_norm_bound)

@@ -13,6 +13,7 @@ from skdp.optimizers import Budget, Problem
 from skdp.optimizers._tree_kernels import tree_step
 from skdp.optimizers.dp_nsgd_tree import DPNSGDTree
 from skdp.privacy import compute_epsilon
+from skdp.privacy.record import zcdp_rho_for_budget
 from skdp.privacy.tree import (
     TreeAggregationEvent,
     epoch_tree_weights,
@@ -435,7 +436,7 @@ def test_restart_event_matches_dp_accounting_tree_event(M, E):
 @pytest.mark.parametrize("tree", ["restart", "aligned"])
 def test_calibration_spends_at_most_the_budget(accountant, tree):
     problem = small_problem(n=200)
-    opt = DPNSGDTree(epochs=7, tree=tree)
+    opt = DPNSGDTree(epochs=7, batch_size=50, tree=tree)  # a tree of 4 steps per epoch
     for eps in (0.1, 1.0, 4.0) if accountant == "rdp" else (1.0,):
         res = opt.solve(problem, Budget(eps, 1e-6, accountant), np.random.default_rng(0))
         rec = res.record
@@ -444,7 +445,7 @@ def test_calibration_spends_at_most_the_budget(accountant, tree):
         # the record's event is the node noise relative to Delta, composed over S^2
         d = rec.details
         b, M = d["batch_size"], d["steps_per_epoch"]
-        assert (b, M) == (50, 4)  # batch_size="auto" below 10000 rows: 4 steps per epoch
+        assert (b, M) == (50, 4)
         assert d["node_sensitivity"] == pytest.approx(problem.gradient_bound * d["alpha"] / b)
         assert d["node_noise_std"] == pytest.approx(
             d["effective_noise_multiplier"] * d["node_sensitivity"]
@@ -468,10 +469,16 @@ def test_noise_depends_on_public_quantities_only():
     a = DPLogisticRegression(optimizer="dp_nsgd_tree", random_state=0).fit(X1, y1)
     c = DPLogisticRegression(optimizer="dp_nsgd_tree", random_state=1).fit(X2, y2)
     assert a.privacy_record_.details == c.privacy_record_.details
-    # the public rules: s = n sqrt(2 rho) / sqrt(d) ~ 21 for n = 569, d = 31, epsilon 1 ->
-    # 20 epochs (the cap), 4 steps per epoch below 10000 rows
+    # the public rules, recomputed from their statement: s = n sqrt(2 rho) / sqrt(p) with rho
+    # the zCDP budget of the optimizer's share (~20 for n = 569, p = 31, epsilon 1 less the
+    # private data_norm's share) is below 200: the full batch, no momentum, round(s) epochs
+    details = a.privacy_record_.details
+    rho = zcdp_rho_for_budget(details["optimizer_target_epsilon"], a.delta_)
+    s = 569 * math.sqrt(2 * rho) / math.sqrt(31)
+    assert 10 < s < 40
     assert a.hyperparameters_ == c.hyperparameters_
-    assert a.n_iter_ == c.n_iter_ == 20 * 4
+    assert a.hyperparameters_["batch_size"] == 569 and a.hyperparameters_["momentum"] == 0.0
+    assert a.n_iter_ == c.n_iter_ == a.hyperparameters_["epochs"] == round(s)
     assert a.epsilon_ == c.epsilon_ <= 1.0
 
 

@@ -56,19 +56,37 @@ GDWS_MIN_CLASSIFICATION = 100
 #: DPLinearSVC 0.0 / +0.3), at a tenth of the time on 30000 rows; 50 lost up to 13 points at
 #: small s. With the floor, every classification fit takes 100 steps.
 GDWS_MAX_CLASSIFICATION = 100
-#: dp_nsgd_tree (swept epochs 1, 3, 10, 20; Adult, wine, make_regression; n 1000..30000;
-#: epsilon 0.1, 0.3, 1): the best epoch count grows like s up to the old default 20.
+#: dp_nsgd_tree (session 10, ``benchmarks/dev_rules_tree.py``): below this signal-to-noise
+#: ratio s the default is the full batch (one step per epoch, hence no momentum: normalised
+#: noisy GD), from it the mini-batches of ``TREE_BATCH``. On the development part of the grid
+#: the full batch beat the old mini-batches (4 to 16 steps per epoch at every n) in 36 / 39 / 40
+#: of 40 / 40 / 44 cells (logistic / svc / ridge), by +3.9 / +3.6 / +9.1 points on average; the
+#: held-out part (run once the full-batch rule was fixed) agreed for the classifiers (24 and 22
+#: of 24 cells better, worst -0.002). The threshold 200 was set after that held-out run: there
+#: the full batch's 40 steps lost up to 0.03 of R^2 to the old 80 to 300 mini-batch steps at
+#: s 280 to 1700 (``make_regression_lowrank``, ``adult_hours``), and on the development part the
+#: old rule was ahead on wine at s 340 and 625 (by 0.006 / 0.008) and level elsewhere above 200.
+TREE_FULL_BATCH_SNR = 200.0
+#: ... epochs of the full batch: ``round(s)`` within [2, TREE_MAX_FULL_BATCH_EPOCHS] (the
+#: exploration: E about s up to s ~ 40, flat or slightly better beyond); with mini-batches
+#: (s >= 200) the old cap TREE_MAX_EPOCHS (swept epochs 1, 3, 10, 20 on Adult, wine and
+#: make_regression, n 1000..30000: the best count grew like s up to 20).
+TREE_MAX_FULL_BATCH_EPOCHS = 40
 TREE_MAX_EPOCHS = 20
-#: dp_nsgd_tree's total travel, in units of 1 / R, for the squared loss: ``s / 50`` within
-#: these bounds (swept 0.5 to 13 on wine and make_regression: 0.5 to 1 best on wine at s ~ 60,
-#: 4 on make_regression at s 220 to 1300, where 1 lost 0.2 to 0.3 of R^2).
+#: dp_nsgd_tree's total travel, in units of 1 / R, for the squared loss: ``sqrt(s) / 2.5``
+#: within these bounds (session 10, the ``full_sqrt`` candidate of ``dev_rules_tree.py``: mean
+#: R^2 +0.09 over the old ``s / 50`` on the development part, worst -0.05 on diabetes' 331 rows
+#: at epsilon 3; a floor of 2 lost up to 0.4 at s < 7). From s = 100 both give 4 (4 was best on
+#: make_regression at s 220 to 1300 in session 5).
 TREE_REGRESSION_TRAVEL = (1.0, 4.0)
-#: dp_nsgd_tree, classification: eta_0 = TREE_CLASSIFICATION_STEP / (M R), the old 0.5 / R at
-#: M = 16 (total travel 4 E / R). Adult, n 1000 and 5000, epsilon 0.3 and 1, 2 seeds: 4 steps
-#: per epoch with eta_0 = 2 / R beat 16 with 0.5 / R by 0.3 to 11 points (0.806 vs 0.753 at
-#: n 1000, epsilon 1); full Adult was best at 8 to 32 steps per epoch (earlier).
+TREE_REGRESSION_TRAVEL_SCALE = 2.5
+#: dp_nsgd_tree, classification: eta_0 = TREE_CLASSIFICATION_STEP / (M R), a total travel of
+#: ``4 E / R`` whatever M (Adult, n 1000 and 5000, epsilon 0.3 and 1, 2 seeds: 4 steps per
+#: epoch with eta_0 = 2 / R beat 16 with 0.5 / R by 0.3 to 11 points; the session-10
+#: exploration: a quarter to four times this travel within seed noise of it at M = 1).
 TREE_CLASSIFICATION_STEP = 8.0
-#: dp_nsgd_tree's public batch: about TREE_BATCH rows, 4 to 16 steps per epoch.
+#: dp_nsgd_tree's public batch from s = TREE_FULL_BATCH_SNR: about TREE_BATCH rows, 4 to 16
+#: steps per epoch.
 TREE_BATCH = 2000
 #: ``optimizer="auto"`` of DPLogisticRegression (:func:`prefers_dual`): dp_scd below this
 #: signal-to-noise ratio s (:func:`snr` with the number of columns p, whatever the number of
@@ -205,21 +223,28 @@ def gdws_smoothing(loss_name):
     return GDWS_SMOOTHING.get(loss_name, GDWS_SMOOTHING_DEFAULT)
 
 
-def tree_steps_per_epoch(n):
-    """dp_nsgd_tree's default steps per epoch: ``min(16, max(4, round(n / 2000)))``."""
+def tree_steps_per_epoch(n, dim, rho):
+    """dp_nsgd_tree's default steps per epoch M: 1 (the full batch) below
+    ``TREE_FULL_BATCH_SNR``, else ``min(16, max(4, round(n / 2000)))``."""
+    if snr(n, dim, rho) < TREE_FULL_BATCH_SNR:
+        return 1
     return int(min(16, max(4, round(n / TREE_BATCH))))
 
 
 def tree_epochs(n, dim, rho):
-    """dp_nsgd_tree's default number of epochs: ``round(s)`` within [2, 20], s = :func:`snr`
-    (fewer passes when the tree's noise would dominate the normalised direction)."""
-    return int(min(TREE_MAX_EPOCHS, max(2, round(snr(n, dim, rho)))))
+    """dp_nsgd_tree's default number of epochs: ``round(s)`` within [2, 40] with the full batch
+    (s < 200), 20 with mini-batches; s = :func:`snr` (fewer passes where the noise would
+    dominate the normalised direction)."""
+    s = snr(n, dim, rho)
+    cap = TREE_MAX_FULL_BATCH_EPOCHS if s < TREE_FULL_BATCH_SNR else TREE_MAX_EPOCHS
+    return int(min(cap, max(2, round(s))))
 
 
 def tree_regression_travel(n, dim, rho):
-    """dp_nsgd_tree's total travel (times R) for the squared loss: ``s / 50`` in [1, 4]."""
+    """dp_nsgd_tree's total travel (times R) for the squared loss: ``sqrt(s) / 2.5`` in
+    [1, 4]."""
     lo, hi = TREE_REGRESSION_TRAVEL
-    return min(hi, max(lo, snr(n, dim, rho) / 50.0))
+    return min(hi, max(lo, math.sqrt(snr(n, dim, rho)) / TREE_REGRESSION_TRAVEL_SCALE))
 
 
 def squared_loss_clip(optimizer_name, y_bound):

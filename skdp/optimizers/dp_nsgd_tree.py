@@ -94,26 +94,27 @@ class DPNSGDTree(DPOptimizer):
     ----------
     epochs : int or "auto", default="auto"
         Number of passes E (a private fit makes exactly ``E * M`` steps). "auto": the public
-        rule ``round(s)`` within [2, 20], ``s = n sqrt(2 rho) / sqrt(d)`` with rho the zCDP
-        budget (:func:`skdp.optimizers._defaults.tree_epochs`; fewer passes where the tree
-        noise would swamp the normalised direction; fitted on public data).
+        rule ``round(s)`` within [2, 40] below ``s = 200`` (the full batch), 20 from it,
+        ``s = n sqrt(2 rho) / sqrt(d)`` with rho the zCDP budget
+        (:func:`skdp.optimizers._defaults.tree_epochs`; fewer passes where the noise would
+        swamp the normalised direction; fitted on public data).
     batch_size : "auto", None or int, default="auto"
-        Public batch size b; "auto" is ``ceil(n / M)`` with ``M = min(16, max(4,
-        round(n / 2000)))`` steps per epoch (batches of about 2000 rows, 4 to 16 steps: fewer,
-        larger batches at small n, where the tree noise dominates; fitted on public data); None
-        is the full batch (one step per epoch, so "auto" momentum is then no momentum).
+        Public batch size b. "auto": the full batch below ``s = 200`` (one step per epoch: with
+        the "auto" momentum, normalised noisy GD, which beat every mini-batch size at those s
+        on public data), and from it ``ceil(n / M)`` with ``M = min(16, max(4,
+        round(n / 2000)))``, batches of about 2000 rows
+        (:func:`skdp.optimizers._defaults.tree_steps_per_epoch`). None is the full batch.
     momentum : "auto" or float in [0, 1), default="auto"
         The classic momentum ``beta`` (the weight of the past); the new gradient has weight
-        ``alpha = 1 - beta``. "auto": ``alpha = 1 / M`` (an average over about one epoch).
-        Larger alpha means larger node sensitivity (Delta is proportional to alpha).
+        ``alpha = 1 - beta``. "auto": ``alpha = 1 / M`` (an average over about one epoch; no
+        momentum with the full batch). Larger alpha means larger node sensitivity (Delta is
+        proportional to alpha).
     learning_rate : "auto" or float, default="auto"
-        Initial step length eta_0 (a normalized step moves by exactly eta_t); "auto" is
-        ``8 / (M R)`` for the classification losses (``0.5 / R`` at 16 steps per epoch; a total
-        travel ``eta_0 T / 2 = 4 E / R`` whatever M) and, for the squared loss, the step whose
-        total travel ``eta_0 T / 2`` is ``min(4, max(1, s / 50)) / R`` (R^2 pays for every
-        unit a noisy normalised step travels; fitted on public data); for rows of norm at most R (picked on a validation split of Adult among
-        0.1/R..2/R; with the other defaults the total travel ``eta_0 T / 2`` is ``80 / R``,
-        which should exceed 2-3 times the norm of the solution).
+        Initial step length eta_0 (a normalized step moves by exactly eta_t), for rows of norm at
+        most R. "auto" is ``8 / (M R)`` for the classification losses (a total travel
+        ``eta_0 T / 2 = 4 E / R`` whatever M) and, for the squared loss, the step whose total
+        travel is ``min(4, max(1, sqrt(s) / 2.5)) / R`` (R^2 pays for every unit a noisy
+        normalised step travels; fitted on public data).
     schedule : {"linear", "constant"}, default="linear"
         ``eta_t = eta_0 (1 - t / (T + 1))`` or ``eta_0``.
     tree : {"restart", "aligned"}, default="restart"
@@ -187,7 +188,10 @@ class DPNSGDTree(DPOptimizer):
         learning rate read the budget, never the data)."""
         n = problem.n_samples
         if self.batch_size == "auto":
-            b = -(-n // tree_steps_per_epoch(n))
+            if budget is None:
+                raise ValueError('batch_size="auto" resolves from the budget: pass it')
+            b = -(-n // tree_steps_per_epoch(
+                n, problem.dim, budget_rho(budget.epsilon, budget.delta)))
         elif self.batch_size is None:
             b = n
         else:
