@@ -93,7 +93,8 @@ def test_squared_loss_rules_resolve_as_documented():
     """dp_gdws: plain noisy GD (smoothing 1) on the squared loss, with step 1 / (2 beta) and the
     steps that cover dp_sgld's Langevin time 0.01 s^2 / G^2 (recomputed here from the stated
     formula); the heavy ball (0.1) and 100 steps on the classification losses; dp_nag_opt /
-    dp_masg: step multiplier 0.25 / 1."""
+    dp_masg: step multiplier 1 for every loss (the squared loss's refitted with its clip of a
+    quarter of the half-range in session 10)."""
     import math
 
     from skdp.optimizers._defaults import budget_rho, snr
@@ -103,7 +104,7 @@ def test_squared_loss_rules_resolve_as_documented():
     rng = np.random.default_rng(0)
     X = _unit_rows(rng.normal(size=(2000, 8)))
     y = np.clip(X @ np.arange(8) / 8, -1, 1)
-    for loss, smoothing, c in (("squared", 1.0, 0.25), ("logistic", 0.1, 1.0)):
+    for loss, smoothing, c in (("squared", 1.0, 1.0), ("logistic", 0.1, 1.0)):
         yy = (y > 0).astype(float) if loss == "logistic" else y
         problem = _problem(X, yy, loss)
         h, _ = _resolved(DPGDWS(), problem, 1.0)

@@ -38,8 +38,8 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         per-example gradient has norm at most ``derivative_clip * R``. "auto": a bound that
         is never active for the logistic loss, the derivative at zero for the squared hinge,
         and for DPRidge's squared loss a public factor of the targets' half-range that depends
-        on the optimizer (2 for dp_scd, 1 for dp_nag_opt and dp_masg, 1/4 for dp_gdws, dp_sgld
-        and dp_nsgd_tree; :data:`skdp.optimizers._defaults.SQUARED_CLIP_FACTOR`).
+        on the optimizer (2 for dp_scd, 1/4 for dp_gdws, dp_nag_opt, dp_masg, dp_sgld and
+        dp_nsgd_tree; :data:`skdp.optimizers._defaults.SQUARED_CLIP_FACTOR`).
     accountant : {"rdp", "pld"}, default="rdp"
         "rdp": skdp's built-in Rényi-DP accountant. "pld": dp-accounting's PLD accountant
         (``pip install "skdp[accounting]"``), where the optimizer's event supports it.

@@ -119,7 +119,9 @@ DUAL_MIN_REGULARISATION = 1.0 / 16.0
 #: ``y_bounds`` are about +-2.7 sigma of the targets). dp_gdws had 1 with its old squared-loss
 #: step rule; since session 9 it runs dp_sgld's rule and takes dp_sgld's clip (see
 #: ``NOISY_GD_STEP``).
-SQUARED_CLIP_FACTOR = {"dp_scd": 2.0, "dp_gdws": 0.25, "dp_nag_opt": 1.0, "dp_masg": 1.0,
+#: dp_nag_opt and dp_masg: 1 from session 8 to session 10, then a quarter, refitted jointly with
+#: their step multiplier (``dp_nag_opt.STEP_C``, ``benchmarks/dev_rules_nag_squared.py``).
+SQUARED_CLIP_FACTOR = {"dp_scd": 2.0, "dp_gdws": 0.25, "dp_nag_opt": 0.25, "dp_masg": 0.25,
                        "dp_sgld": 0.25, "dp_nsgd_tree": 0.25}
 #: ... and for an optimizer not in the table (a user's subclass): the old rule, twice the
 #: largest residual at W = 0.
