@@ -510,6 +510,15 @@ def read_csv(path):
     return rows
 
 
+def anchor_means(path):
+    """``{(dataset, estimator, n, eps): mean Opacus score over the seeds}`` of a grid's csv."""
+    scores = {}
+    for r in read_csv(path):
+        if r["method"] == "opacus":
+            scores.setdefault((r["dataset"], r["estimator"], r["n"], r["eps"]), []).append(r["score"])
+    return {k: float(np.mean(v)) for k, v in scores.items()}
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--optimizers", nargs="*", default=list(OPTIMIZERS),

@@ -29,10 +29,8 @@ Writes ``results/dev_rules_nag_squared_<part>.md``.
 """
 
 import argparse
-import csv
 import math
 import sys
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -55,15 +53,6 @@ ANCHORS = HERE / "results" / "defaults_s10.csv"
 CANDIDATES = {"old": (1.0, 0.25, 1.0), "A": (0.25, 1.0, 1.0), "B": (0.25, 1.0, 2.0),
               "C": (0.5, 1.0, 2.0), "D": (0.25, 0.5, 2.0)}
 OPTIMIZERS = ("dp_nag_opt", "dp_masg")
-
-
-def anchors():
-    acc = defaultdict(list)
-    with open(ANCHORS) as f:
-        for row in csv.DictReader(f):
-            if row["method"] == "opacus" and row["estimator"] == "ridge":
-                acc[(row["dataset"], int(row["n"]), float(row["eps"]))].append(float(row["score"]))
-    return {k: float(np.mean(v)) for k, v in acc.items()}
 
 
 def fit_score(optimizer, candidate, X, y, X_te, y_te, eps, seed):
@@ -90,7 +79,7 @@ def main(argv=None):
     ap.add_argument("--part", choices=list(PARTS), default="dev")
     ap.add_argument("--candidates", nargs="+", default=list(CANDIDATES))
     args = ap.parse_args(argv)
-    anchor = anchors()
+    anchor = B.anchor_means(ANCHORS)
     cands = args.candidates
     lines = [f"# dp_nag_opt and dp_masg on the squared loss, {args.part} part\n",
              f"`python benchmarks/dev_rules_nag_squared.py --part {args.part}`. Mean test R^2 "
@@ -116,7 +105,7 @@ def main(argv=None):
                         scores = [fit_score(opt, cand, *B.subsample(name, n, seed)[1:], eps, seed)
                                   for seed in SEEDS]
                         means[cand] = float(np.mean(scores))
-                    a = anchor.get((name, n, eps), math.nan)
+                    a = anchor.get((name, "ridge", n, eps), math.nan)
                     rows.append((name, n, eps, s, a, means))
                     print(opt, name, n, eps, f"s={s:.1f} anchor={a:.3f}",
                           " ".join(f"{c}={v:.3f}" for c, v in means.items()), flush=True)

@@ -40,11 +40,8 @@ Writes ``results/dev_rules_tree_<part>.md``.
 """
 
 import argparse
-import csv
 import math
 import sys
-import warnings
-from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
@@ -106,23 +103,13 @@ HYBRID_SNR = 200.0
 CANDIDATES["hybrid"] = hybrid_rule
 
 
-def anchors():
-    acc = defaultdict(list)
-    with open(ANCHORS) as f:
-        for row in csv.DictReader(f):
-            if row["method"] == "opacus":
-                acc[(row["dataset"], row["estimator"], int(row["n"]), float(row["eps"]))].append(
-                    float(row["score"]))
-    return {k: float(np.mean(v)) for k, v in acc.items()}
-
-
 def main(argv=None):
     ap = argparse.ArgumentParser()
     ap.add_argument("--part", choices=list(PARTS), default="dev")
     ap.add_argument("--datasets", nargs="+", default=None)
     ap.add_argument("--estimators", nargs="+", default=list(B.ESTIMATORS))
     args = ap.parse_args(argv)
-    anchor = anchors()
+    anchor = B.anchor_means(ANCHORS)
     names = args.datasets or PARTS[args.part]
     lines = [f"# dp_nsgd_tree's default rule, {args.part} part\n",
              f"`python benchmarks/dev_rules_tree.py --part {args.part}`. Mean test score over "
