@@ -162,6 +162,30 @@ def test_ridge_bounds_hold_targets_far_from_zero_and_warn_of_the_rounding():
     assert shifted.score(X, y - 1e6) > 0.7
 
 
+def test_ridge_bounds_hold_targets_with_an_atom():
+    """Targets of which most share one value (60% zeros, a zero-inflated amount): their median
+    absolute deviation is 0, and bounds from it collapsed onto the zeros without a warning
+    (y_bounds_ +-1e-4, R^2 -0.67 against Ridge's 0.74). The spread is the upper quartile of
+    ``|y - median|``, which is positive here: the bounds hold the bulk of the non-zero targets
+    and the model is near the non-private one."""
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 5))
+    signal = X @ np.array([1.0, 0.5, 0.0, 0.0, -0.5])
+    y = np.where(signal > 0.3, 10.0 + 5.0 * signal + rng.normal(size=5000), 0.0)
+    assert np.mean(y == 0.0) > 0.55
+    X_tr, X_te, y_tr, y_te = X[:4000], X[4000:], y[:4000], y[4000:]
+    reference = Ridge().fit(X_tr, y_tr).score(X_te, y_te)
+    for seed in range(3):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # reliable releases: no warning
+            est = DPRidge(epsilon=1.0, delta=DELTA, random_state=seed).fit(X_tr, y_tr)
+        low, high = est.y_bounds_
+        assert low <= 0.0 and high > np.quantile(y_tr[y_tr > 0], 0.5)
+        assert est.score(X_te, y_te) > reference - 0.05
+
+
 def test_private_quantile_samples_the_exponential_mechanism():
     from skdp.privacy.quantiles import private_quantile, quantile_distribution
 
@@ -344,14 +368,14 @@ def test_auto_bounds_compose_into_the_fit_event_and_the_ledger():
     event = est.dp_event_
     assert isinstance(event, ComposedEvent)
     ems = [e for e in event.events if isinstance(e, ExponentialMechanismEvent)]
-    assert len(ems) == 3  # the data_norm median, the y median and the y MAD
+    assert len(ems) == 3  # the data_norm median, the y median and the y spread
     optimizer_event = event.events[-1]
     assert est.epsilon_ == pytest.approx(compute_epsilon(event, DELTA), rel=1e-12)
     assert est.epsilon_ <= 1.0
     assert est.epsilon_ > 0.99  # the optimizer gets what the bounds left, not less
     assert compute_epsilon(optimizer_event, DELTA) < est.epsilon_
     details = est.privacy_record_.details
-    assert set(details["private_bounds"]) == {"data_norm", "y_median", "y_mad"}
+    assert set(details["private_bounds"]) == {"data_norm", "y_median", "y_spread"}
     assert details["optimizer_target_epsilon"] < 1.0
     assert len(ledger) == 1 and ledger.entries[0].event == event
 
@@ -403,13 +427,13 @@ def test_estimator_bound_is_the_mechanism_release():
 
 
 def _replay_ridge_bounds(X, y, eps, seed):
-    """The three releases of DPRidge's automatic bounds (y median, y MAD, row-norm median),
-    replayed from the fit's generator: each is argmax(eps u / 2 + log prior + Gumbel), u the
-    cell utility (by its definition) for the two target medians, the point utility for the
-    row norm's."""
+    """The three releases of DPRidge's automatic bounds (y median, upper quartile of
+    ``|y - median|``, row-norm median), replayed from the fit's generator: each is
+    argmax(eps u / 2 + log prior + Gumbel), u the cell utility (by its definition) for the two
+    target quantiles, the point utility for the row norm's median."""
     from skdp.linear_model._bounds import (
         BOUNDS_PRIOR_DECAY, BOUNDS_PRIOR_DECAY_RELIABLE, DATA_NORM_FACTOR, DATA_NORM_GRID_STEP,
-        Y_BOUNDS_MAD_FACTOR,
+        Y_BOUNDS_SPREAD_FACTOR,
     )
     from skdp.privacy.quantiles import (
         magnitude_prior, positive_grid, quantile_utility, signed_grid,
@@ -417,19 +441,21 @@ def _replay_ridge_bounds(X, y, eps, seed):
 
     rng = np.random.default_rng(seed)
     out = []
-    cell = lambda v, grid: _cell_utility_by_hand(v, 0.5, grid)  # noqa: E731
+    cell = lambda q: lambda v, grid: _cell_utility_by_hand(v, q, grid)  # noqa: E731
     point = lambda v, grid: quantile_utility(v, 0.5, grid)  # noqa: E731
-    for grid, values, utility in (
-            (signed_grid(), lambda: y, cell), (positive_grid(), lambda: np.abs(y - out[0]), cell),
-            (positive_grid(DATA_NORM_GRID_STEP), lambda: np.linalg.norm(X, axis=1), point)):
+    for grid, values, utility, q in (
+            (signed_grid(), lambda: y, cell(0.5), 0.5),
+            (positive_grid(), lambda: np.abs(y - out[0]), cell(0.75), 0.75),
+            (positive_grid(DATA_NORM_GRID_STEP), lambda: np.linalg.norm(X, axis=1), point, 0.5)):
         e = eps[len(out)]
-        # the weak base measure where the median counts as reliable: n e / 2 >= 2 ln(K / 0.05)
-        reliable = len(y) * e * 0.5 >= 2.0 * math.log(grid.size / 0.05)
+        # the weak base measure where the quantile counts as reliable:
+        # n e min(q, 1 - q) >= 2 ln(K / 0.05)
+        reliable = len(y) * e * min(q, 1 - q) >= 2.0 * math.log(grid.size / 0.05)
         decay = BOUNDS_PRIOR_DECAY_RELIABLE if reliable else BOUNDS_PRIOR_DECAY
         score = 0.5 * e * utility(values(), grid) + magnitude_prior(grid, decay)
         out.append(grid[np.argmax(score + rng.gumbel(size=grid.size))])
-    centre, mad, median = out
-    half = Y_BOUNDS_MAD_FACTOR * max(mad, positive_grid()[1])
+    centre, spread, median = out
+    half = Y_BOUNDS_SPREAD_FACTOR * max(spread, positive_grid()[1])
     return (centre - half, centre + half), DATA_NORM_FACTOR * max(median, positive_grid(0.5)[1])
 
 
@@ -442,7 +468,7 @@ def test_ridge_bounds_are_the_mechanism_releases(epsilon):
     for seed in range(3):
         est = DPRidge(epsilon=epsilon, delta=DELTA, random_state=seed).fit(X_tr, y_tr)
         b = est.privacy_record_.details["private_bounds"]
-        eps = [b[k]["epsilon"] for k in ("y_median", "y_mad", "data_norm")]
+        eps = [b[k]["epsilon"] for k in ("y_median", "y_spread", "data_norm")]
         y_bounds, data_norm = _replay_ridge_bounds(X_tr, y_tr, eps, seed)
         assert est.y_bounds_ == pytest.approx(y_bounds, rel=1e-12)
         assert est.data_norm_ == data_norm
@@ -678,8 +704,9 @@ def test_small_data_sets_give_the_bounds_a_larger_public_share():
     est = DPRidge(epsilon=1.0, delta=DELTA, random_state=0).fit(X, y)
     released = est.privacy_record_.details["private_bounds"]
     assert released["y_median"]["epsilon"] == pytest.approx(eps)
-    mad_share = bound_share(Y_BOUNDS_SHARE, 300, 2, len(positive_grid()), rho)
-    assert released["y_mad"]["epsilon"] == pytest.approx(em_epsilon(mad_share * rho, 2))
+    spread_share = bound_share(Y_BOUNDS_SHARE, 300, 2, len(positive_grid()), rho, q=0.75)
+    assert spread_share > bound_share(Y_BOUNDS_SHARE, 300, 2, len(positive_grid()), rho)
+    assert released["y_spread"]["epsilon"] == pytest.approx(em_epsilon(spread_share * rho, 2))
     assert est.epsilon_ <= 1.0 + 1e-9  # the model got what the bounds left
 
 

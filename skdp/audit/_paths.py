@@ -458,7 +458,7 @@ def estimator_paths():
                                data_norm=1.0, y_bounds=(-4.0, 4.0), optimizer="dp_sgld",
                                random_state=seed),
           loss="squared", fits=2000),
-        # DPRidge's private target bounds (y_bounds="auto": two cell-scored medians with the
+        # DPRidge's private target bounds (y_bounds="auto": two cell-scored quantiles with the
         # public base measure, then the model on what they leave): the claim composes both;
         # the zero-row neighbour keeps the canary's target, so the audit sees the model's part
         # (derivative_clip="auto": a quarter of the released half-range, so the canary's
@@ -468,10 +468,10 @@ def estimator_paths():
                                data_norm=1.0, y_bounds="auto", random_state=seed,
                                optimizer=DPGDWS(step=0.01, max_iter=10)),
           loss="squared", offset_free=True, factor=0.4,
-          why="the claim includes the two private target medians, which this canary (its "
+          why="the claim includes the two private target quantiles, which this canary (its "
               "target the same in D and D') cannot see; the model is calibrated to what they "
               "leave, so half its noise reaches about the whole claim (1000 + 1000 fits: 1.94; "
-              "2000 + 2000: 2.04 and 1.88): x0.4 is caught (2.31 to 2.81)"),
+              "2000 + 2000: 2.04 and 1.88): x0.4 is caught (2.25 to 2.81)"),
         E("DPLogisticRegression CSR", "sparse input", logistic(), sparse="csr"),
         E("DPRidge CSC", "sparse input", ridge(), loss="squared", sparse="csc"),
         # a float32 X is read in place by kernels compiled for float32 rows (issue 16)

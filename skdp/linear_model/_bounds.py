@@ -2,11 +2,13 @@
 
 A fit with automatic bounds is one mechanism in two parts, under one (epsilon, delta):
 
-1. **Bounds.** Each bound is a private median (the exponential mechanism over a public log
+1. **Bounds.** Each bound is a private quantile (the exponential mechanism over a public log
    grid, :func:`skdp.privacy.quantiles.private_quantile`, with a public base measure favouring
-   moderate magnitudes, :data:`BOUNDS_PRIOR_DECAY`; the target medians score the candidates
-   by their cells, :data:`Y_BOUNDS_CELLS`) scaled by a public factor. Medians are
-   reliable at small n, where extreme quantiles are not (see :mod:`skdp.privacy.quantiles`).
+   moderate magnitudes, :data:`BOUNDS_PRIOR_DECAY`; the target quantiles score the candidates
+   by their cells, :data:`Y_BOUNDS_CELLS`) scaled by a public factor: the median row norm, the
+   median of y and the upper quartile of ``|y - median|`` (:data:`Y_SPREAD_QUANTILE`). Medians
+   and quartiles are reliable at small n, where extreme quantiles are not (see
+   :mod:`skdp.privacy.quantiles`).
    The bounds take a public share of the fit's budget on the zCDP scale
    (:func:`skdp.privacy.split.zcdp_budget`): :data:`DATA_NORM_SHARE` for ``data_norm``,
    :data:`Y_BOUNDS_SHARE` for the target bounds.
@@ -50,7 +52,8 @@ __all__ = [
     "DATA_NORM_FACTOR",
     "DATA_NORM_GRID_STEP",
     "Y_BOUNDS_SHARE",
-    "Y_BOUNDS_MAD_FACTOR",
+    "Y_BOUNDS_SPREAD_FACTOR",
+    "Y_SPREAD_QUANTILE",
     "MAX_BOUND_SHARE",
     "Y_BOUNDS_CELLS",
     "Y_OFFSET_WARNING",
@@ -74,14 +77,23 @@ DATA_NORM_GRID_STEP = 0.5
 #: norm are kept whole, the larger ones scaled down (clipping near the median is what adaptive
 #: clipping converges to, Andrew et al. 2021; 1.5 keeps most rows whole for a small cost in noise).
 DATA_NORM_FACTOR = 1.5
-#: Share of the fit's rho spent on ``y_bounds="auto"``: two private medians (of y, then of
-#: ``|y - median|``) over grids of ratio 2^(1/4), at epsilon 0.11 each at epsilon = 1,
-#: delta = 1e-5 (reliable from n = 325).
+#: Share of the fit's rho spent on ``y_bounds="auto"``: two private quantiles (the median of y,
+#: then the ``Y_SPREAD_QUANTILE`` quantile of ``|y - median|``) over grids of ratio 2^(1/8) and
+#: 2^(1/4), at epsilon 0.11 each at epsilon = 1, delta = 1e-5 (the median reliable from n =
+#: 325, the spread from n = 650; below, :func:`bound_share` raises the share).
 Y_BOUNDS_SHARE = 0.10
-#: ``y_bounds_`` is the private median of y plus or minus this factor times the private median
-#: absolute deviation (MAD): 4 MAD is 2.7 standard deviations for normal targets, the reach of
-#: Tukey's fences (the same as PrivateRobustScaler's default).
-Y_BOUNDS_MAD_FACTOR = 4.0
+#: The quantile of ``|y - median|`` that sets the targets' spread. It was the median (the MAD)
+#: until session 10: targets with an atom (a value shared by half of them or more: zero-inflated
+#: amounts, integer ratings) have a MAD of 0, and the bounds collapsed onto the atom without a
+#: warning (5000 rows, 60% zeros, epsilon 1: y_bounds +-1e-4 and R^2 -0.67 against Ridge's 0.74;
+#: wine quality mapped onto [-1, 1] at epsilon 0.05: R^2 -0.81 on one seed of five, where the
+#: centre had landed in the gap between two ratings). The upper quartile is positive unless
+#: three quarters of the targets share one value; its release needs twice the data of a median.
+Y_SPREAD_QUANTILE = 0.75
+#: ``y_bounds_`` is the private median of y plus or minus this factor times the private spread:
+#: 2.35 upper quartiles of ``|y - median|`` are 2.7 standard deviations for normal targets (as
+#: 4 MADs were), the reach of Tukey's fences (PrivateRobustScaler's default).
+Y_BOUNDS_SPREAD_FACTOR = 2.35
 
 #: The target bounds' medians score each candidate of the log grid by its cell
 #: (:func:`skdp.privacy.quantiles.private_quantile` with ``cells=True``), so that targets sitting
@@ -92,7 +104,7 @@ Y_BOUNDS_MAD_FACTOR = 4.0
 #: lower of the two candidates around its median norm in 14 of 40 seeds instead of 2 and lost
 #: 3 points of accuracy on average.
 Y_BOUNDS_CELLS = True
-#: ``DPRidge(y_bounds="auto")`` warns when the released median absolute deviation is below this
+#: ``DPRidge(y_bounds="auto")`` warns when the released spread (:data:`Y_SPREAD_QUANTILE`) is below this
 #: fraction of the released centre's magnitude (the grid's rounding of the centre, 2^(1/8) - 1).
 Y_OFFSET_WARNING = 2.0 ** 0.125 - 1.0
 
@@ -119,12 +131,12 @@ BOUNDS_PRIOR_DECAY = 0.5
 BOUNDS_PRIOR_DECAY_RELIABLE = 0.1
 
 
-def bound_share(share, n, count, n_candidates, rho):
-    """The share of ``rho`` that ``count`` private medians of ``n`` records over
+def bound_share(share, n, count, n_candidates, rho, q=0.5):
+    """The share of ``rho`` that ``count`` private q-quantiles of ``n`` records over
     ``n_candidates`` candidates get: ``share``, raised up to :data:`MAX_BOUND_SHARE` to what
-    makes each median reliable by the rule of :func:`~skdp.privacy.quantiles.is_reliable`
-    with failure probability 0.01 (``n eps / 2 >= 2 ln(K / 0.01)``): a median that lands
-    outside the data is then a 1-in-100 event.
+    makes each quantile reliable by the rule of :func:`~skdp.privacy.quantiles.is_reliable`
+    with failure probability 0.01 (``n eps min(q, 1 - q) >= 2 ln(K / 0.01)``): a release that
+    lands outside the data is then a 1-in-100 event.
 
     A function of public quantities only (n, the budget, the grid size). At small n the base
     share gives an exponential mechanism close to its base measure over a grid that spans
@@ -132,7 +144,7 @@ def bound_share(share, n, count, n_candidates, rho):
     of the same budget costs the model some noise and avoids that failure where it can be
     avoided; where it cannot, :data:`BOUNDS_PRIOR_DECAY` keeps the failure moderate.
     """
-    needed_epsilon = 2.0 * math.log(n_candidates / 0.01) / (0.5 * max(n, 1))
+    needed_epsilon = 2.0 * math.log(n_candidates / 0.01) / (min(q, 1.0 - q) * max(n, 1))
     needed = count * needed_epsilon**2 / 8.0 / rho  # count * eps^2 / 8 = share * rho
     return min(max(share, needed), max(share, MAX_BOUND_SHARE))
 
@@ -194,17 +206,17 @@ class PrivateFit:
         self.rng = make_generator(estimator.random_state, secure=bool(estimator.secure_mode))
         self.bounds = {}  # name -> {"value", "epsilon"} of each private bound, for the record
 
-    def median(self, values, share, count, candidates, name, cells=False):
-        """A private median of ``values`` with ``share / count`` of the fit's rho, or more
+    def quantile(self, values, q, share, count, candidates, name, cells=False):
+        """A private q-quantile of ``values`` with ``share / count`` of the fit's rho, or more
         (see :func:`bound_share`) when the data set is too small for ``share``, drawn with the
         public base measure :func:`~skdp.privacy.quantiles.magnitude_prior` (the same
         epsilon-DP exponential mechanism: the base measure cancels in the ratio of neighbours);
         ``cells``: candidates scored by their cells
         (:func:`~skdp.privacy.quantiles.private_quantile`)."""
         n = np.shape(values)[0]
-        share = bound_share(share, n, count, len(candidates), self.rho)
+        share = bound_share(share, n, count, len(candidates), self.rho, q)
         eps = em_epsilon(share * self.rho, count)
-        reliable = is_reliable(n, eps, 0.5, len(candidates))  # public: n, eps, the grid size
+        reliable = is_reliable(n, eps, q, len(candidates))  # public: n, eps, q, the grid size
         if not reliable:
             warnings.warn(
                 f"{self.source}: the private {name} of {n} records at epsilon {eps:.3g} is "
@@ -214,7 +226,7 @@ class PrivateFit:
             )
         decay = BOUNDS_PRIOR_DECAY_RELIABLE if reliable else BOUNDS_PRIOR_DECAY
         prior = magnitude_prior(candidates, decay)  # public: the grid and the decision above
-        value, event = private_quantile(values, 0.5, eps, self.rng, candidates, prior, cells)
+        value, event = private_quantile(values, q, eps, self.rng, candidates, prior, cells)
         self.events.append(event)
         self.bounds[name] = {"value": value, "epsilon": eps}
         return value
@@ -430,7 +442,7 @@ def resolve_data_norm(param, X, fit, sample_weight=None):
         top = top if top > 0 else 1.0
         return top, top, dense
     grid = positive_grid(DATA_NORM_GRID_STEP)
-    median = max(fit.median(norms, DATA_NORM_SHARE, 1, grid, "data_norm"), grid[1])
+    median = max(fit.quantile(norms, 0.5, DATA_NORM_SHARE, 1, grid, "data_norm"), grid[1])
     return DATA_NORM_FACTOR * median, median, dense
 
 
@@ -452,7 +464,8 @@ def check_y_bounds(param):
 def resolve_y_bounds(param, y, fit, sample_weight=None):
     """The target bounds a ridge fit uses: the public pair given, the exact range of y
     (epsilon = inf, over the records of positive ``sample_weight``), or the private median of y
-    plus or minus ``Y_BOUNDS_MAD_FACTOR`` private median absolute deviations (unweighted, as
+    plus or minus ``Y_BOUNDS_SPREAD_FACTOR`` times the private upper quartile of
+    ``|y - median|`` (:data:`Y_SPREAD_QUANTILE`; unweighted, as
     for :func:`resolve_data_norm`)."""
     bounds = check_y_bounds(param)
     if bounds != "auto":
@@ -472,29 +485,31 @@ def resolve_y_bounds(param, y, fit, sample_weight=None):
         return low, high
     # Cells (Y_BOUNDS_CELLS): targets often sit far from 0 relative to their spread, between
     # two candidates of the log grid, where scoring the candidates as points ties them all
-    centre = fit.median(y, Y_BOUNDS_SHARE, 2, signed_grid(), "y_median", Y_BOUNDS_CELLS)
+    centre = fit.quantile(y, 0.5, Y_BOUNDS_SHARE, 2, signed_grid(), "y_median", Y_BOUNDS_CELLS)
     grid = positive_grid()
-    mad = fit.median(np.abs(y - centre), Y_BOUNDS_SHARE, 2, grid, "y_mad", Y_BOUNDS_CELLS)
-    half = Y_BOUNDS_MAD_FACTOR * max(mad, grid[1])
-    _warn_if_offset_dominates(fit.source, centre, mad)
+    spread = fit.quantile(np.abs(y - centre), Y_SPREAD_QUANTILE, Y_BOUNDS_SHARE, 2, grid,
+                          "y_spread", Y_BOUNDS_CELLS)
+    half = Y_BOUNDS_SPREAD_FACTOR * max(spread, grid[1])
+    _warn_if_offset_dominates(fit.source, centre, spread)
     return centre - half, centre + half
 
 
-def _warn_if_offset_dominates(source, centre, mad):
+def _warn_if_offset_dominates(source, centre, spread):
     """Warn when the targets' spread may be below the rounding of their private centre.
 
     The signed grid rounds the median to within about ``2^(1/8) - 1`` (9%) of its magnitude.
     Targets whose spread is smaller than that (years near 2000, temperatures in kelvin, a large
-    constant offset) get bounds as wide as the rounding error (the released MAD is then about
+    constant offset) get bounds as wide as the rounding error (the released spread is then about
     that error), and the optimizer sees a small signal on a large constant: on 2000 rows of
     1e6 +- 30 at epsilon 1 the model's R^2 is about -5000 (0.78 with 1e6 subtracted); on 3000
     rows of years near 2000 +- 20 it is still 0.79. The two cases look alike in the releases, so
     the warning says "may". Post-processing of the two releases: it reads nothing else and costs
     nothing.
     """
-    if centre != 0.0 and mad < Y_OFFSET_WARNING * abs(centre):
+    if centre != 0.0 and spread < Y_OFFSET_WARNING * abs(centre):
         warnings.warn(
-            f"{source}: the targets' spread (private median absolute deviation {mad:.3g}) is "
+            f"{source}: the targets' spread (private upper quartile of |y - median| "
+            f"{spread:.3g}) is "
             f"within the rounding of their private centre ({centre:.4g}, known to about "
             f"{Y_OFFSET_WARNING:.0%} of its value), so the target bounds may be many times "
             "wider than the targets' spread "

@@ -37,8 +37,9 @@ class DPRidge(RegressorMixin, DPLinearModel):
     y_bounds : "auto" or tuple (low, high), default="auto"
         Bounds of the target; targets outside are clipped to them and the fit is centred on
         their midpoint. A pair is a public bound (free; it must not be derived from the private
-        data). "auto": the private median of y plus or minus 4 private median absolute
-        deviations, for 10% of the fit's zCDP budget (up to 40% on small data sets),
+        data). "auto": the private median of y plus or minus 2.35 private upper quartiles of
+        ``|y - median|`` (2.7 standard deviations for normal targets), for 10% of the fit's
+        zCDP budget (up to 40% on small data sets),
         included in ``epsilon_`` (see
         :ref:`raw_data`); the exact range of y at ``epsilon=np.inf``. The values used are
         ``y_bounds_``.

@@ -41,7 +41,8 @@ CLIP_MAX = {"logistic": 3.0, "squared_hinge": 1.0, "squared": 1.0}
 CLIP_SNR = {"logistic": 120.0, "squared_hinge": 240.0, "squared": 400.0}
 #: The dual scale of the squared loss, as a fraction of the residual clip tau: tau / 8 is one
 #: median absolute deviation of y under the default private target bounds (tau = 2 half-range,
-#: half-range = 4 MAD), the typical size of a residual, i.e. of a dual variable.
+#: half-range = 2.7 standard deviations, 4 MAD for normal targets), the typical size of a
+#: residual, i.e. of a dual variable.
 SQUARED_DUAL_SCALE = 1.0 / 8.0
 
 
