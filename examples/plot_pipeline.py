@@ -131,8 +131,8 @@ print("pickled pipeline predicts the same:",
 # A private regression on raw targets
 # -----------------------------------
 # :class:`~skdp.linear_model.DPRidge` estimates the target bounds privately (``y_bounds="auto"``:
-# median plus or minus 2.35 upper quartiles of ``|y - median|``, 2.7 standard deviations for
-# normal targets), inside the pipeline's budget. The targets
+# median plus or minus 2.7 standard deviations for normal targets, from a private quartile of
+# ``|y - median|``), inside the pipeline's budget. The targets
 # are raw (25 to 346); scikit-learn ships diabetes' features centred and scaled (the user guide's
 # raw-data page shows what 331 rows of the features as measured give).
 Xd, yd = load_diabetes(return_X_y=True)

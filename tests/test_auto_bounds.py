@@ -186,6 +186,18 @@ def test_ridge_bounds_hold_targets_with_an_atom():
         assert est.score(X_te, y_te) > reference - 0.05
 
 
+def test_ridge_warns_when_most_targets_share_one_value():
+    """More than three quarters of the targets equal (85% zeros): the spread's release is the
+    grid's floor and the bounds hold only the zeros; the fit says so. With 60% zeros it does
+    not warn (the previous test)."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(4000, 3))
+    y = np.where(X[:, 0] > 1.0, 5.0 + X[:, 1], 0.0)
+    assert np.mean(y == 0.0) > 0.8
+    with pytest.warns(UserWarning, match="at the floor of its grid"):
+        DPRidge(epsilon=1.0, delta=DELTA, random_state=0).fit(X, y)
+
+
 def test_private_quantile_samples_the_exponential_mechanism():
     from skdp.privacy.quantiles import private_quantile, quantile_distribution
 
@@ -433,7 +445,7 @@ def _replay_ridge_bounds(X, y, eps, seed):
     target quantiles, the point utility for the row norm's median."""
     from skdp.linear_model._bounds import (
         BOUNDS_PRIOR_DECAY, BOUNDS_PRIOR_DECAY_RELIABLE, DATA_NORM_FACTOR, DATA_NORM_GRID_STEP,
-        Y_BOUNDS_SPREAD_FACTOR,
+        Y_BOUNDS_MAD_FACTOR, Y_BOUNDS_SPREAD_FACTOR,
     )
     from skdp.privacy.quantiles import (
         magnitude_prior, positive_grid, quantile_utility, signed_grid,
@@ -441,21 +453,24 @@ def _replay_ridge_bounds(X, y, eps, seed):
 
     rng = np.random.default_rng(seed)
     out = []
+    reliable = lambda q, e, grid: (  # noqa: E731 - n e min(q, 1 - q) >= 2 ln(K / 0.05)
+        len(y) * e * min(q, 1 - q) >= 2.0 * math.log(grid.size / 0.05))
+    # the spread: the upper quartile of |y - centre| if its release is reliable, else the median
+    q_spread = 0.75 if reliable(0.75, eps[1], positive_grid()) else 0.5
     cell = lambda q: lambda v, grid: _cell_utility_by_hand(v, q, grid)  # noqa: E731
     point = lambda v, grid: quantile_utility(v, 0.5, grid)  # noqa: E731
     for grid, values, utility, q in (
             (signed_grid(), lambda: y, cell(0.5), 0.5),
-            (positive_grid(), lambda: np.abs(y - out[0]), cell(0.75), 0.75),
+            (positive_grid(), lambda: np.abs(y - out[0]), cell(q_spread), q_spread),
             (positive_grid(DATA_NORM_GRID_STEP), lambda: np.linalg.norm(X, axis=1), point, 0.5)):
         e = eps[len(out)]
-        # the weak base measure where the quantile counts as reliable:
-        # n e min(q, 1 - q) >= 2 ln(K / 0.05)
-        reliable = len(y) * e * min(q, 1 - q) >= 2.0 * math.log(grid.size / 0.05)
-        decay = BOUNDS_PRIOR_DECAY_RELIABLE if reliable else BOUNDS_PRIOR_DECAY
+        # the weak base measure where the quantile counts as reliable
+        decay = BOUNDS_PRIOR_DECAY_RELIABLE if reliable(q, e, grid) else BOUNDS_PRIOR_DECAY
         score = 0.5 * e * utility(values(), grid) + magnitude_prior(grid, decay)
         out.append(grid[np.argmax(score + rng.gumbel(size=grid.size))])
     centre, spread, median = out
-    half = Y_BOUNDS_SPREAD_FACTOR * max(spread, positive_grid()[1])
+    factor = Y_BOUNDS_SPREAD_FACTOR if q_spread == 0.75 else Y_BOUNDS_MAD_FACTOR
+    half = factor * max(spread, positive_grid()[1])
     return (centre - half, centre + half), DATA_NORM_FACTOR * max(median, positive_grid(0.5)[1])
 
 

@@ -471,7 +471,7 @@ def estimator_paths():
           why="the claim includes the two private target quantiles, which this canary (its "
               "target the same in D and D') cannot see; the model is calibrated to what they "
               "leave, so half its noise reaches about the whole claim (1000 + 1000 fits: 1.94; "
-              "2000 + 2000: 2.04 and 1.88): x0.4 is caught (2.25 to 2.81)"),
+              "2000 + 2000: 2.04 and 1.88): x0.4 is caught (2.31 to 2.81)"),
         E("DPLogisticRegression CSR", "sparse input", logistic(), sparse="csr"),
         E("DPRidge CSC", "sparse input", ridge(), loss="squared", sparse="csc"),
         # a float32 X is read in place by kernels compiled for float32 rows (issue 16)

@@ -54,6 +54,7 @@ __all__ = [
     "Y_BOUNDS_SHARE",
     "Y_BOUNDS_SPREAD_FACTOR",
     "Y_SPREAD_QUANTILE",
+    "Y_BOUNDS_MAD_FACTOR",
     "MAX_BOUND_SHARE",
     "Y_BOUNDS_CELLS",
     "Y_OFFSET_WARNING",
@@ -82,18 +83,25 @@ DATA_NORM_FACTOR = 1.5
 #: 2^(1/4), at epsilon 0.11 each at epsilon = 1, delta = 1e-5 (the median reliable from n =
 #: 325, the spread from n = 650; below, :func:`bound_share` raises the share).
 Y_BOUNDS_SHARE = 0.10
-#: The quantile of ``|y - median|`` that sets the targets' spread. It was the median (the MAD)
-#: until session 10: targets with an atom (a value shared by half of them or more: zero-inflated
-#: amounts, integer ratings) have a MAD of 0, and the bounds collapsed onto the atom without a
-#: warning (5000 rows, 60% zeros, epsilon 1: y_bounds +-1e-4 and R^2 -0.67 against Ridge's 0.74;
-#: wine quality mapped onto [-1, 1] at epsilon 0.05: R^2 -0.81 on one seed of five, where the
-#: centre had landed in the gap between two ratings). The upper quartile is positive unless
-#: three quarters of the targets share one value; its release needs twice the data of a median.
+#: The quantile of ``|y - median|`` that sets the targets' spread where its release is reliable
+#: (:func:`~skdp.privacy.quantiles.is_reliable`, after :func:`bound_share`; a public decision).
+#: It was the median (the MAD) everywhere until session 10: targets with an atom (a value shared
+#: by half of them or more: zero-inflated amounts, integer ratings) have a MAD of 0, and the
+#: bounds collapsed onto the atom without a warning (4000 rows, 60% zeros, epsilon 1: y_bounds
+#: +-1e-4 and R^2 -0.67 against Ridge's 0.74). The upper quartile is positive unless three
+#: quarters of the targets share one value; its release needs twice the data of a median.
+#: Where it would be unreliable the spread stays the MAD (:data:`Y_BOUNDS_MAD_FACTOR`): an
+#: unreliable upper quartile lands above the data more easily (a candidate above every value
+#: scores ``-n / 4`` against the median's ``-n / 2``), and a spread too large costs a model
+#: in proportion (331 rows of diabetes at epsilon 0.3, one seed of 40: a spread of 2e6 and R^2
+#: -3.6e6), while one too small clips the targets (a bounded loss).
 Y_SPREAD_QUANTILE = 0.75
-#: ``y_bounds_`` is the private median of y plus or minus this factor times the private spread:
-#: 2.35 upper quartiles of ``|y - median|`` are 2.7 standard deviations for normal targets (as
-#: 4 MADs were), the reach of Tukey's fences (PrivateRobustScaler's default).
+#: ``y_bounds_`` is the private median of y plus or minus this factor times the private upper
+#: quartile of ``|y - median|``: 2.35 of them are 2.7 standard deviations for normal targets
+#: (as 4 MADs are), the reach of Tukey's fences (PrivateRobustScaler's default).
 Y_BOUNDS_SPREAD_FACTOR = 2.35
+#: ... and this factor times the private MAD where the upper quartile would be unreliable.
+Y_BOUNDS_MAD_FACTOR = 4.0
 
 #: The target bounds' medians score each candidate of the log grid by its cell
 #: (:func:`skdp.privacy.quantiles.private_quantile` with ``cells=True``), so that targets sitting
@@ -206,6 +214,13 @@ class PrivateFit:
         self.rng = make_generator(estimator.random_state, secure=bool(estimator.secure_mode))
         self.bounds = {}  # name -> {"value", "epsilon"} of each private bound, for the record
 
+    def quantile_plan(self, n, q, share, count, n_candidates):
+        """``(epsilon, reliable)`` of a private q-quantile of ``n`` records released by
+        :meth:`quantile`: public quantities only (n, q, the budget, the grid size)."""
+        share = bound_share(share, n, count, n_candidates, self.rho, q)
+        eps = em_epsilon(share * self.rho, count)
+        return eps, is_reliable(n, eps, q, n_candidates)
+
     def quantile(self, values, q, share, count, candidates, name, cells=False):
         """A private q-quantile of ``values`` with ``share / count`` of the fit's rho, or more
         (see :func:`bound_share`) when the data set is too small for ``share``, drawn with the
@@ -214,9 +229,7 @@ class PrivateFit:
         ``cells``: candidates scored by their cells
         (:func:`~skdp.privacy.quantiles.private_quantile`)."""
         n = np.shape(values)[0]
-        share = bound_share(share, n, count, len(candidates), self.rho, q)
-        eps = em_epsilon(share * self.rho, count)
-        reliable = is_reliable(n, eps, q, len(candidates))  # public: n, eps, q, the grid size
+        eps, reliable = self.quantile_plan(n, q, share, count, len(candidates))
         if not reliable:
             warnings.warn(
                 f"{self.source}: the private {name} of {n} records at epsilon {eps:.3g} is "
@@ -465,7 +478,8 @@ def resolve_y_bounds(param, y, fit, sample_weight=None):
     """The target bounds a ridge fit uses: the public pair given, the exact range of y
     (epsilon = inf, over the records of positive ``sample_weight``), or the private median of y
     plus or minus ``Y_BOUNDS_SPREAD_FACTOR`` times the private upper quartile of
-    ``|y - median|`` (:data:`Y_SPREAD_QUANTILE`; unweighted, as
+    ``|y - median|`` (:data:`Y_SPREAD_QUANTILE`; ``Y_BOUNDS_MAD_FACTOR`` times its median where
+    the quartile's release would be unreliable; unweighted, as
     for :func:`resolve_data_norm`)."""
     bounds = check_y_bounds(param)
     if bounds != "auto":
@@ -487,11 +501,31 @@ def resolve_y_bounds(param, y, fit, sample_weight=None):
     # two candidates of the log grid, where scoring the candidates as points ties them all
     centre = fit.quantile(y, 0.5, Y_BOUNDS_SHARE, 2, signed_grid(), "y_median", Y_BOUNDS_CELLS)
     grid = positive_grid()
-    spread = fit.quantile(np.abs(y - centre), Y_SPREAD_QUANTILE, Y_BOUNDS_SHARE, 2, grid,
-                          "y_spread", Y_BOUNDS_CELLS)
-    half = Y_BOUNDS_SPREAD_FACTOR * max(spread, grid[1])
+    # the upper quartile where its release is reliable, else the median (MAD): a public choice
+    q, factor = Y_SPREAD_QUANTILE, Y_BOUNDS_SPREAD_FACTOR
+    if not fit.quantile_plan(y.shape[0], q, Y_BOUNDS_SHARE, 2, grid.size)[1]:
+        q, factor = 0.5, Y_BOUNDS_MAD_FACTOR
+    spread = fit.quantile(np.abs(y - centre), q, Y_BOUNDS_SHARE, 2, grid, "y_spread",
+                          Y_BOUNDS_CELLS)
+    half = factor * max(spread, grid[1])
     _warn_if_offset_dominates(fit.source, centre, spread)
+    _warn_if_spread_collapsed(fit.source, spread, grid)
     return centre - half, centre + half
+
+
+def _warn_if_spread_collapsed(source, spread, grid):
+    """Warn when the released spread is the grid's floor (2^-16 and below): more than three
+    quarters of the targets share one value (their upper quartile of ``|y - median|`` is 0), or
+    the targets are smaller than the grid, and the bounds hold only that value. Post-processing
+    of the release: it reads nothing else and costs nothing."""
+    if spread <= grid[1]:
+        warnings.warn(
+            f"{source}: the targets' private spread ({spread:.3g}) is at the floor of its grid: "
+            "more than three quarters of the targets may share one value (for example zeros), "
+            "and the target bounds then hold only that value. Give public y_bounds (a range "
+            "known without the data).",
+            UserWarning, stacklevel=5,
+        )
 
 
 def _warn_if_offset_dominates(source, centre, spread):

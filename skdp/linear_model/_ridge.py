@@ -38,7 +38,8 @@ class DPRidge(RegressorMixin, DPLinearModel):
         Bounds of the target; targets outside are clipped to them and the fit is centred on
         their midpoint. A pair is a public bound (free; it must not be derived from the private
         data). "auto": the private median of y plus or minus 2.35 private upper quartiles of
-        ``|y - median|`` (2.7 standard deviations for normal targets), for 10% of the fit's
+        ``|y - median|`` (2.7 standard deviations for normal targets; 4 private median absolute
+        deviations where the quartile's release would be unreliable), for 10% of the fit's
         zCDP budget (up to 40% on small data sets),
         included in ``epsilon_`` (see
         :ref:`raw_data`); the exact range of y at ``epsilon=np.inf``. The values used are
