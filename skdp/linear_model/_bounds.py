@@ -112,8 +112,8 @@ Y_BOUNDS_MAD_FACTOR = 4.0
 #: lower of the two candidates around its median norm in 14 of 40 seeds instead of 2 and lost
 #: 3 points of accuracy on average.
 Y_BOUNDS_CELLS = True
-#: ``DPRidge(y_bounds="auto")`` warns when the released spread (:data:`Y_SPREAD_QUANTILE`) is below this
-#: fraction of the released centre's magnitude (the grid's rounding of the centre, 2^(1/8) - 1).
+#: ``DPRidge(y_bounds="auto")`` warns when the released spread (:data:`Y_SPREAD_QUANTILE`) is
+#: below this fraction of the released centre's magnitude (the grid's rounding of the centre, 2^(1/8) - 1).
 Y_OFFSET_WARNING = 2.0 ** 0.125 - 1.0
 
 #: Most of a fit's rho that one automatic bound may take when its base share is too little for

@@ -356,8 +356,8 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
     c : "auto" or float, default="auto"
         Step multiplier: ``alpha = c / L`` (the theory needs ``c <= 1``). "auto": 1, the
         theory's largest step, for every loss (the squared loss's refitted on public development
-        data with its residual clip, :data:`STEP_C`). Public: the schedule, T* and the allocation depend on it; never derive
-        it from the private data.
+        data with its residual clip, :data:`STEP_C`). Public: the schedule, T* and the
+        allocation depend on it; never derive it from the private data.
     allocation : {"optimal", "uniform"}, default="optimal"
         How the budget is divided among the steps.
     reselect_T : "auto" or bool, default="auto"
