@@ -29,6 +29,7 @@ from numba.extending import overload
 __all__ = [
     "DenseRows", "SparseRows", "make_rows", "row_weight", "dot_row", "axpy_row", "margins",
     "add_example_gradient", "margins_and_sqnorm", "design_kind", "clip_sparse_rows",
+    "sparse_row_norms",
     "clip_limit", "clip_factors", "index_dtype", "row_norms", "float64_blocks", "clipped_dense_rows",
     "IN_PLACE_LIMIT", "design_array", "dot_stored", "axpy_stored", "tail_dot", "add_tail",
 ]
@@ -146,23 +147,56 @@ def clip_sparse_rows(X, data_norm, intercept_scaling=None):
         X = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()), shape=(n, p))
         X.has_sorted_indices = False
         X.sum_duplicates()
-    nnz = int(X.indptr[-1])
-    data = np.asarray(X.data[:nnz], dtype=np.float64)
-    counts = np.diff(X.indptr)
-    values = data * np.repeat(_row_factors(data, X.indptr, counts, float(data_norm)), counts)
+    nnz, bound = int(X.indptr[-1]), float(data_norm)
+    indptr, counts = X.indptr, np.diff(X.indptr)
+    blocks = _row_blocks(indptr)
     if intercept_scaling is None:
+        values = np.empty(nnz)
+        for r0, r1 in blocks:
+            a, b = int(indptr[r0]), int(indptr[r1])
+            values[a:b] = _clipped_block(X.data, indptr, counts, r0, r1, bound)
         out = sp.csr_matrix((n, p))
         out.data, out.indices, out.indptr = values, X.indices[:nnz], X.indptr
         return out
     index = index_dtype(nnz + n, p + 1)
-    ends = X.indptr[1:]
+    out_indptr = indptr.astype(index) + np.arange(n + 1, dtype=index)
+    out_data, out_indices = np.empty(nnz + n), np.empty(nnz + n, dtype=index)
+    for r0, r1 in blocks:
+        # the constant goes after each row's entries (empty rows included)
+        a, b = int(indptr[r0]), int(indptr[r1])
+        ends = indptr[r0 + 1:r1 + 1] - a
+        o0, o1 = int(out_indptr[r0]), int(out_indptr[r1])
+        values = _clipped_block(X.data, indptr, counts, r0, r1, bound)
+        out_data[o0:o1] = np.insert(values, ends, float(intercept_scaling))
+        out_indices[o0:o1] = np.insert(X.indices[a:b].astype(index, copy=False), ends, p)
     out = sp.csr_matrix((n, p + 1))
-    # assigned, not passed to the constructor: no index-dtype conversion or copy; the constant
-    # goes after each row's entries (empty rows included)
-    out.data = np.insert(values, ends, float(intercept_scaling))
-    out.indices = np.insert(X.indices[:nnz].astype(index, copy=False), ends, p)
-    out.indptr = X.indptr.astype(index) + np.arange(n + 1, dtype=index)
+    # assigned, not passed to the constructor: no index-dtype conversion or copy
+    out.data, out.indices, out.indptr = out_data, out_indices, out_indptr
     return out
+
+
+#: Stored entries per block of :func:`clip_sparse_rows`: its temporaries (squares, factors, the
+#: inserted constants) are of this size, so that the clipped copy is the only full-size array
+#: it writes (before session 10 they were full-size: 2.3 times the CSR bytes at the peak for
+#: an intercept fit, against 1.1 now; ``benchmarks/results/sparse.md``).
+_CLIP_BLOCK = 1 << 16
+
+
+def _row_blocks(indptr):
+    """Row ranges ``(r0, r1)`` of about :data:`_CLIP_BLOCK` stored entries each (a row is never
+    split)."""
+    n, nnz = indptr.shape[0] - 1, int(indptr[-1])
+    marks = np.searchsorted(indptr, np.arange(_CLIP_BLOCK, nnz, _CLIP_BLOCK), side="left")
+    edges = np.unique(np.concatenate(([0], marks, [n])))
+    return list(zip(edges[:-1].tolist(), edges[1:].tolist()))
+
+
+def _clipped_block(data, indptr, counts, r0, r1, bound):
+    """Rows ``r0..r1-1``'s stored entries (as float64) clipped to L2 norm ``bound``."""
+    a, b = int(indptr[r0]), int(indptr[r1])
+    block = np.asarray(data[a:b], dtype=np.float64)
+    c = counts[r0:r1]
+    return block * np.repeat(_row_factors(block, indptr[r0:r1 + 1] - a, c, bound), c)
 
 
 # Sparse clipping is numpy on the stored entries (segment reductions over the rows), not numba:
@@ -184,13 +218,10 @@ def _segment_reduce(ufunc, values, indptr, counts):
     return out
 
 
-def _row_factors(data, indptr, counts, bound):
-    """The factor that clips each row's stored entries to L2 norm ``bound``.
-
-    The norm is computed without overflow or underflow, as :func:`row_norms` does (rows whose
-    sum of squares left [_SMALL_SQ, inf) again, scaled by their largest absolute entry), and
-    compared with, and scaled to, ``clip_limit(bound, stored entries of the row)``.
-    """
+def _stored_row_norms(data, indptr, counts):
+    """L2 norms of the rows of CSR arrays (float64 ``data``), without overflow or underflow:
+    rows whose sum of squares left [_SMALL_SQ, inf) are computed again, scaled by their largest
+    absolute entry (as :func:`row_norms`)."""
     with np.errstate(over="ignore", under="ignore"):  # such rows are computed again
         sq = _segment_reduce(np.add, data * data, indptr, counts)
     norms = np.sqrt(sq)
@@ -200,6 +231,36 @@ def _row_factors(data, indptr, counts, bound):
         scaled = data / np.repeat(np.where(scale > 0.0, scale, 1.0), counts)
         sq2 = _segment_reduce(np.add, scaled * scaled, indptr, counts)
         norms[redo] = scale[redo] * np.sqrt(sq2[redo])
+    return norms
+
+
+def sparse_row_norms(X):
+    """L2 norms of the rows of a CSR matrix (float64), a block of rows at a time: the
+    temporaries are of :data:`_CLIP_BLOCK` entries, not of the matrix (``X.multiply(X)`` copied
+    it whole). Duplicate entries are summed first, as :func:`clip_sparse_rows` does."""
+    X = X.tocsr()
+    n, p = X.shape
+    if _has_duplicates(X.indices, X.indptr, p):
+        X = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()), shape=(n, p))
+        X.has_sorted_indices = False
+        X.sum_duplicates()
+    indptr, counts = X.indptr, np.diff(X.indptr)
+    norms = np.empty(n)
+    for r0, r1 in _row_blocks(indptr):
+        a, b = int(indptr[r0]), int(indptr[r1])
+        block = np.asarray(X.data[a:b], dtype=np.float64)
+        norms[r0:r1] = _stored_row_norms(block, indptr[r0:r1 + 1] - a, counts[r0:r1])
+    return norms
+
+
+def _row_factors(data, indptr, counts, bound):
+    """The factor that clips each row's stored entries to L2 norm ``bound``.
+
+    The norm is computed without overflow or underflow, as :func:`row_norms` does (rows whose
+    sum of squares left [_SMALL_SQ, inf) again, scaled by their largest absolute entry), and
+    compared with, and scaled to, ``clip_limit(bound, stored entries of the row)``.
+    """
+    norms = _stored_row_norms(data, indptr, counts)
     limit = bound * (1.0 - (counts + 8.0) * _ULP)  # clip_limit(bound, count), row by row
     f = np.ones(counts.shape[0])
     clip = norms > limit

@@ -402,11 +402,11 @@ def _row_norms(X):
         return X.map_blocks(
             lambda b: np.sqrt(np.einsum("ij,ij->i", b, b)), drop_axis=1, dtype=np.float64
         )
-    if sp.issparse(X):
-        return np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
-    # dense: without overflow for huge entries; float32 in float64, a block of rows at a time
-    from .._rows import row_norms
+    from .._rows import row_norms, sparse_row_norms
 
+    if sp.issparse(X):  # a block of rows at a time, duplicates summed, without overflow
+        return sparse_row_norms(X)
+    # dense: without overflow for huge entries; float32 in float64, a block of rows at a time
     return row_norms(X)
 
 
