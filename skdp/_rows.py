@@ -139,14 +139,8 @@ def clip_sparse_rows(X, data_norm, intercept_scaling=None):
     cached ``has_canonical_format`` is not trusted, since the arrays of a matrix can change
     after it was computed, and a row norm must see each column's summed value once.
     """
-    X = X.tocsr()
+    X = _summed_csr(X)
     n, p = X.shape
-    if _has_duplicates(X.indices, X.indptr, p):
-        # a fresh matrix from copies of the arrays: no cached flag (sorted / canonical) is
-        # carried over, so scipy sorts and sums for real; the caller's arrays are untouched
-        X = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()), shape=(n, p))
-        X.has_sorted_indices = False
-        X.sum_duplicates()
     nnz, bound = int(X.indptr[-1]), float(data_norm)
     indptr, counts = X.indptr, np.diff(X.indptr)
     blocks = _row_blocks(indptr)
@@ -234,18 +228,28 @@ def _stored_row_norms(data, indptr, counts):
     return norms
 
 
+def _summed_csr(X):
+    """X as CSR with no column stored twice in a row: X itself when it has none (looked for,
+    see :func:`clip_sparse_rows`), else a fresh matrix from copies of its arrays (no cached
+    sorted / canonical flag is carried over, so scipy sorts and sums for real; the caller's
+    arrays are untouched)."""
+    X = X.tocsr()
+    n, p = X.shape
+    if not _has_duplicates(X.indices, X.indptr, p):
+        return X
+    X = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()), shape=(n, p))
+    X.has_sorted_indices = False
+    X.sum_duplicates()
+    return X
+
+
 def sparse_row_norms(X):
     """L2 norms of the rows of a CSR matrix (float64), a block of rows at a time: the
     temporaries are of :data:`_CLIP_BLOCK` entries, not of the matrix (``X.multiply(X)`` copied
     it whole). Duplicate entries are summed first, as :func:`clip_sparse_rows` does."""
-    X = X.tocsr()
-    n, p = X.shape
-    if _has_duplicates(X.indices, X.indptr, p):
-        X = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()), shape=(n, p))
-        X.has_sorted_indices = False
-        X.sum_duplicates()
+    X = _summed_csr(X)
     indptr, counts = X.indptr, np.diff(X.indptr)
-    norms = np.empty(n)
+    norms = np.empty(X.shape[0])
     for r0, r1 in _row_blocks(indptr):
         a, b = int(indptr[r0]), int(indptr[r1])
         block = np.asarray(X.data[a:b], dtype=np.float64)
