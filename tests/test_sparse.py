@@ -109,6 +109,8 @@ def test_blocked_sparse_clip_and_norms_equal_the_dense_ones(block, monkeypatch):
         clipped = clip_rows(X, 1.5, intercept)
         np.testing.assert_allclose(clipped.toarray(), clip_rows(dense, 1.5, intercept),
                                    rtol=1e-14)
+        norms = sp.linalg.norm(clipped[:, :12], axis=1)
+        assert norms.max() <= 1.5 and norms.max() > 1.4  # the clip bounds every row
 
 
 def test_sparse_clip_writes_one_copy(monkeypatch):

@@ -584,7 +584,7 @@ def run_path(path, n_fits, random_state=0, factor=1.0, method="split"):
 
         from ._canary import zero_row
 
-        chunks = (N_ROWS // 3, X.shape[0] - N_ROWS // 3)
+        chunks = (path.n_rows // 3, X.shape[0] - path.n_rows // 3)
         rows = np.asarray(X)  # the canary's rows in the path's dtype (float32 paths)
         X = da.from_array(rows, chunks=(chunks, rows.shape[1]))
         y = da.from_array(np.asarray(c.y), chunks=(chunks,))

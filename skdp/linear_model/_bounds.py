@@ -509,19 +509,20 @@ def resolve_y_bounds(param, y, fit, sample_weight=None):
                           Y_BOUNDS_CELLS)
     half = factor * max(spread, grid[1])
     _warn_if_offset_dominates(fit.source, centre, spread)
-    _warn_if_spread_collapsed(fit.source, spread, grid)
+    _warn_if_spread_collapsed(fit.source, spread, grid, q)
     return centre - half, centre + half
 
 
-def _warn_if_spread_collapsed(source, spread, grid):
-    """Warn when the released spread is the grid's floor (2^-16 and below): more than three
-    quarters of the targets share one value (their upper quartile of ``|y - median|`` is 0), or
-    the targets are smaller than the grid, and the bounds hold only that value. Post-processing
-    of the release: it reads nothing else and costs nothing."""
+def _warn_if_spread_collapsed(source, spread, grid, q):
+    """Warn when the released spread (the q-quantile of ``|y - median|``) is the grid's floor
+    (2^-16 and below): more than a fraction q of the targets share one value (the quantile is
+    0), or the targets are smaller than the grid, and the bounds hold only that value.
+    Post-processing of the release: it reads nothing else and costs nothing."""
     if spread <= grid[1]:
+        share = "three quarters" if q == Y_SPREAD_QUANTILE else "half"
         warnings.warn(
             f"{source}: the targets' private spread ({spread:.3g}) is at the floor of its grid: "
-            "more than three quarters of the targets may share one value (for example zeros), "
+            f"more than {share} of the targets may share one value (for example zeros), "
             "and the target bounds then hold only that value. Give public y_bounds (a range "
             "known without the data).",
             UserWarning, stacklevel=5,
@@ -542,8 +543,8 @@ def _warn_if_offset_dominates(source, centre, spread):
     """
     if centre != 0.0 and spread < Y_OFFSET_WARNING * abs(centre):
         warnings.warn(
-            f"{source}: the targets' spread (private upper quartile of |y - median| "
-            f"{spread:.3g}) is "
+            f"{source}: the targets' private spread ({spread:.3g}, a quantile of "
+            "|y - median|) is "
             f"within the rounding of their private centre ({centre:.4g}, known to about "
             f"{Y_OFFSET_WARNING:.0%} of its value), so the target bounds may be many times "
             "wider than the targets' spread "
