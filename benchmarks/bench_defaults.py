@@ -336,7 +336,9 @@ def auto_choice(est, dataset, n, eps):
     cls = ESTIMATORS[est][0]
     n_columns = load(dataset)[1].shape[1] + 1  # the intercept column
     fit = types.SimpleNamespace(epsilon=eps, delta=DELTA, private=math.isfinite(eps))
-    return cls(data_norm=1.0)._auto_optimizer(n, n_columns, fit, 1.0, 1.0 / n, False)
+    est = cls(data_norm=1.0)
+    est.classes_ = np.arange(2)  # the grid's classification tasks are binary
+    return est._auto_optimizer(n, n_columns, fit, 1.0, 1.0 / n, False)
 
 
 def with_auto(rows):
@@ -508,6 +510,20 @@ def read_csv(path):
                 r[k] = float(r[k])
             rows.append(r)
     return rows
+
+
+def anchored_cells(datasets, n_grid, eps_grid, seeds, cache=None):
+    """``(name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor)`` for every cell of the grid
+    whose Opacus anchor is cached (the development sweeps compare against it, never rerun it)."""
+    cache = cache or Cache()
+    for name in datasets:
+        for n in sizes(name, n_grid):
+            for seed in range(seeds):
+                _, X_tr, y_tr, X_te, y_te = subsample(name, n, seed)
+                for eps in eps_grid:
+                    key = f"opacus|{name}|{n}|{eps}|{seed}|{json.dumps(opacus_config(n), sort_keys=True)}"
+                    if key in cache.data:
+                        yield name, n, eps, seed, X_tr, y_tr, X_te, y_te, cache.data[key][0]
 
 
 def anchor_means(path):

@@ -146,7 +146,7 @@ def write(name, task, rows, epsilons, notes=(), seeds=None):
     metric = "accuracy" if task == "classification" else "R^2"
     lines = [f"# Utility on {name} (test {metric}, mean ± sd over {seeds} seeds, delta = {DELTA})", ""]
     lines.append("Regenerate: `python benchmarks/bench_utility.py --data " + name + f" --seeds {seeds}`. "
-                 "skdp estimators at their defaults (C = 1, data_norm = 1) with the named optimizer. "
+                 "skdp estimators at their defaults (C = 1, data_norm='auto') with the named optimizer. "
                  "Anchors on the same arrays; their configurations are stated in `benchmarks/_anchors.py` "
                  "(Opacus: issue 15's anchor, PRV accountant below eps 0.5 and RDP otherwise, `make_private_with_epsilon`, delta 1e-5, eps = inf is the same SGD "
                  "without clipping or noise; diffprivlib is pure eps-DP and has no eps = inf run).")

@@ -13,7 +13,6 @@ Run: ``python benchmarks/dev_rules_ridge_clip.py [--factors 2 1 0.5 0.25]``; wri
 """
 
 import argparse
-import json
 import sys
 import warnings
 from pathlib import Path
@@ -40,28 +39,19 @@ def main(argv=None):
     p.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS))
     p.add_argument("--out", default="dev_rules_ridge_clip")
     args = p.parse_args(argv)
-    cache = bd.Cache()
     rows = []
-    for name in args.datasets:
-        ns = [n for n in bd.sizes(name, args.n)]
-        for n in ns:
-            for seed in range(args.seeds):
-                _, X_tr, y_tr, X_te, y_te = bd.subsample(name, n, seed)
-                for eps in args.eps:
-                    key = f"opacus|{name}|{n}|{eps}|{seed}|{json.dumps(bd.opacus_config(n), sort_keys=True)}"
-                    if key not in cache.data:
-                        continue
-                    anchor = cache.data[key][0]
-                    for opt in args.optimizers:
-                        for f in args.factors:
-                            with warnings.catch_warnings():
-                                warnings.simplefilter("ignore")
-                                m = DPRidge(epsilon=eps, delta=bd.DELTA, optimizer=opt, data_norm=1.0,
-                                            y_bounds=(-1.0, 1.0), derivative_clip=f,
-                                            random_state=seed).fit(X_tr, y_tr)
-                            r2 = float(r2_score(y_te, m.predict(X_te)))
-                            rows.append((name, n, eps, seed, opt, f, r2, anchor))
-                    print(name, n, eps, seed, flush=True)
+    for name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor in bd.anchored_cells(
+            args.datasets, args.n, args.eps, args.seeds):
+        for opt in args.optimizers:
+            for f in args.factors:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    m = DPRidge(epsilon=eps, delta=bd.DELTA, optimizer=opt, data_norm=1.0,
+                                y_bounds=(-1.0, 1.0), derivative_clip=f,
+                                random_state=seed).fit(X_tr, y_tr)
+                r2 = float(r2_score(y_te, m.predict(X_te)))
+                rows.append((name, n, eps, seed, opt, f, r2, anchor))
+        print(name, n, eps, seed, flush=True)
     import collections
     cells = collections.defaultdict(list)
     for name, n, eps, seed, opt, f, r2, anchor in rows:

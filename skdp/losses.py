@@ -62,7 +62,9 @@ class Loss:
         absolute value; 1 for the binary model); multinomial: sqrt(2) (never active); squared
         hinge: 2 sqrt(K) (the size of the derivative at W = 0); squared: ``2 * y_bound`` (the
         largest residual at W = 0 is y_bound; twice that leaves room while the model moves).
-        DPRidge's ``derivative_clip="auto"`` takes the squared loss's clip from the optimizer
+        A binary DPLogisticRegression's ``derivative_clip="auto"`` takes its clip from the
+        optimizer (:func:`skdp.optimizers._defaults.logistic_loss_clip`; 1/2 for the gradient
+        methods), as DPRidge's ``derivative_clip="auto"`` takes the squared loss's clip
         instead (:func:`skdp.optimizers._defaults.squared_loss_clip`; 2 for dp_scd).
         """
         if self.loss_id == LOGISTIC:

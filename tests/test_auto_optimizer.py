@@ -13,11 +13,12 @@ from skdp.optimizers._defaults import (
 from skdp.privacy.record import zcdp_rho_for_budget
 
 
-def _unit_rows(n, d, seed=0):
+def _unit_rows(n, d, seed=0, classes=2):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d))
     X /= np.linalg.norm(X, axis=1, keepdims=True)
-    y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
+    score = X[:, 0] + 0.3 * rng.normal(size=n)
+    y = (score > 0).astype(int) if classes == 2 else np.digitize(score, [-0.15, 0.15])
     return X, y
 
 
@@ -34,14 +35,16 @@ def test_prefers_dual_is_the_stated_rule():
     assert (DUAL_MAX_SNR, DUAL_MIN_REGULARISATION) == (16.0, 1.0 / 16.0)
 
 
-def test_auto_is_the_fit_of_the_optimizer_it_picks():
-    X, y = _unit_rows(400, 10)
+@pytest.mark.parametrize("classes, name", [(3, "dp_scd"), (2, "dp_gdws")])
+def test_auto_is_the_fit_of_the_optimizer_it_picks(classes, name):
+    X, y = _unit_rows(400, 10, classes=classes)
     auto = DPLogisticRegression(epsilon=0.5, data_norm=1.0, random_state=3).fit(X, y)
-    assert auto.optimizer == "auto" and auto.optimizer_.name == "dp_scd"
+    assert auto.optimizer == "auto" and auto.optimizer_.name == name
     named = DPLogisticRegression(epsilon=0.5, data_norm=1.0, random_state=3,
-                                 optimizer="dp_scd").fit(X, y)
+                                 optimizer=name).fit(X, y)
     np.testing.assert_array_equal(auto.coef_, named.coef_)
     np.testing.assert_array_equal(auto.intercept_, named.intercept_)
+    assert auto.derivative_clip_ == named.derivative_clip_
     assert auto.epsilon_ == named.epsilon_ and auto.dp_event_ == named.dp_event_
 
 
@@ -55,22 +58,29 @@ def test_auto_is_the_fit_of_the_optimizer_it_picks():
     ({"epsilon": np.inf, "data_norm": 1.0}, "dp_gdws"),
 ])
 def test_auto_rule_on_public_quantities(kw, expected):
-    X, y = _unit_rows(400, 10)
+    """Multiclass: the rule of prefers_dual; binary: dp_gdws whatever the public quantities
+    (with its derivative clip of 1/2 it was ahead of dp_scd where the rule picked dp_scd)."""
+    X, y = _unit_rows(400, 10, classes=3)
     assert DPLogisticRegression(random_state=0, **kw).fit(X, y).optimizer_.name == expected
+    X, y = _unit_rows(400, 10)
+    assert DPLogisticRegression(random_state=0, **kw).fit(X, y).optimizer_.name == "dp_gdws"
+    # a public label set counts as the classes (a binary y with three public classes)
+    three = DPLogisticRegression(random_state=0, classes=[0, 1, 2], **kw).fit(X, y)
+    assert three.optimizer_.name == expected
 
 
 def test_auto_choice_never_reads_the_data():
     """Two data sets with the same public shape get the same optimizer, whatever their values
     (the rule runs before any private computation)."""
-    X, y = _unit_rows(400, 10)
+    X, y = _unit_rows(400, 10, classes=3)
     names = set()
     for scale in (1e-3, 1.0, 1e6):  # with data_norm="auto": a private bound, never read
         est = DPLogisticRegression(epsilon=0.5, random_state=0).fit(X * scale, y)
         names.add(est.optimizer_.name)
     for seed in range(3):  # a public bound: the same choice for any rows
-        Xs, ys = _unit_rows(400, 10, seed)
+        Xs, ys = _unit_rows(400, 10, seed, classes=3)
         names.add(("public", DPLogisticRegression(epsilon=0.5, data_norm=1.0, random_state=0)
-                   .fit(Xs[::-1], 1 - ys).optimizer_.name))
+                   .fit(Xs[::-1], 2 - ys).optimizer_.name))
     assert names == {"dp_gdws", ("public", "dp_scd")}
 
 
@@ -151,7 +161,7 @@ def test_auto_in_a_pipeline_reads_the_pipelines_public_row_bound(n, passthrough,
     monkeypatch.setattr(DPLogisticRegression, "_auto_optimizer", spy)
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, 3)) * [1.0, 100.0, 1e4]
-    y = (X[:, 0] > 0).astype(int)
+    y = np.digitize(X[:, 0], [-0.5, 0.5])  # three classes: the rule reads the bound
     pipe = make_private_pipeline(PrivateRobustScaler(random_state=0),
                                  DPLogisticRegression(random_state=0), epsilon=0.3).fit(X, y)
     est = pipe.steps[-1][1]

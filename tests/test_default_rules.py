@@ -257,3 +257,63 @@ def test_tree_rule_resolves_as_documented(loss, n, epsilon):
     assert record.n_steps == E * M
     travel = 4.0 * E if loss == "logistic" else min(4.0, max(1.0, math.sqrt(s) / 2.5))
     assert h["learning_rate"] * E * M / 2 == pytest.approx(travel / problem.row_norm_bound)
+
+
+def _independent_snr(n, p, epsilon, delta):
+    """s = n sqrt(2 rho) / sqrt(p), rho the zCDP of (epsilon, delta) (not skdp's snr())."""
+    import math
+
+    from skdp.privacy.record import zcdp_rho_for_budget
+
+    return n * math.sqrt(2.0 * zcdp_rho_for_budget(epsilon, delta)) / math.sqrt(p)
+
+
+def test_logistic_clip_rule_is_the_stated_one():
+    """1/2 for the gradient methods up to s = 50, (s / 400)^(1/3) above, 1 from s = 400;
+    dp_scd and an optimizer without an entry: 1 at every s."""
+    from skdp.optimizers._defaults import LOGISTIC_CLIP_FACTOR, logistic_loss_clip
+
+    assert set(LOGISTIC_CLIP_FACTOR) == {"dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld",
+                                         "dp_nsgd_tree"}
+    for name in LOGISTIC_CLIP_FACTOR:
+        assert logistic_loss_clip(name, 1.0) == logistic_loss_clip(name, 50.0) == 0.5
+        assert logistic_loss_clip(name, 200.0) == pytest.approx(0.5 ** (1.0 / 3.0))
+        assert logistic_loss_clip(name, 400.0) == logistic_loss_clip(name, 1e6) == 1.0
+        values = [logistic_loss_clip(name, s) for s in np.geomspace(1.0, 1e4, 40)]
+        assert np.all(np.diff(values) >= 0)  # more signal: a looser clip, never a tighter one
+    for name in ("dp_scd", None):
+        assert logistic_loss_clip(name, 1.0) == logistic_loss_clip(name, 1e4) == 1.0
+
+
+@pytest.mark.parametrize("n, epsilon", [(400, 0.5), (3000, 1.0), (20000, 3.0)])
+def test_binary_logistic_fit_uses_the_rule_on_public_quantities(n, epsilon):
+    """A binary fit's derivative_clip_ is the rule at s computed here from n, the columns and the
+    budget; an explicit number is used as given; a multiclass fit keeps the never-active
+    sqrt(2); epsilon=inf clips nothing."""
+    X, y = make_classification(n_samples=n, n_features=8, random_state=0)
+    X = _unit_rows(X)
+    kw = dict(epsilon=epsilon, delta=1e-5, data_norm=1.0, random_state=0)
+    s = _independent_snr(n, 9, epsilon, 1e-5)
+    expected = min(1.0, max(0.5, (s / 400.0) ** (1.0 / 3.0)))
+    for optimizer in ("dp_gdws", "dp_sgld"):
+        est = DPLogisticRegression(optimizer=optimizer, **kw).fit(X, y)
+        assert est.derivative_clip_ == pytest.approx(expected, rel=1e-9)
+    assert DPLogisticRegression(optimizer="dp_scd", **kw).fit(X, y).derivative_clip_ == 1.0
+    assert DPLogisticRegression(derivative_clip=0.3, **kw).fit(X, y).derivative_clip_ == 0.3
+    y3 = np.arange(n) % 3
+    assert DPLogisticRegression(**kw).fit(X, y3).derivative_clip_ == pytest.approx(np.sqrt(2.0))
+    assert DPLogisticRegression(**{**kw, "epsilon": np.inf}).fit(X, y).derivative_clip_ == np.inf
+
+
+def test_binary_logistic_clip_bounds_each_example_in_the_sum():
+    """The clip the rule gives is the sensitivity the fit's noise is scaled to: the recorded
+    per-example gradient bound is derivative_clip_ times the row bound with the intercept."""
+    import math
+
+    X, y = make_classification(n_samples=400, n_features=8, random_state=1)
+    X = _unit_rows(X)
+    est = DPLogisticRegression(epsilon=0.5, delta=1e-5, data_norm=1.0, optimizer="dp_sgld",
+                               random_state=0).fit(X, y)
+    d = est.privacy_record_.details
+    assert est.derivative_clip_ == 0.5
+    assert d["lipschitz"] == pytest.approx(0.5 * math.sqrt(2.0))  # rows 1, intercept column 1

@@ -280,7 +280,9 @@ def test_pld_estimator_accountant_falls_back_to_rdp_for_the_langevin_curve():
 def test_default_step_count_reaches_saturation_when_affordable():
     X, y = breast_cancer()
     n = X.shape[0]
-    est = DPLogisticRegression(epsilon=1.0, C=1 / (n * 0.05), optimizer="dp_sgld", random_state=0)
+    # derivative_clip=1: the rule's time below 8 / lam (the default clip of 1/2 asks for more)
+    est = DPLogisticRegression(epsilon=1.0, C=1 / (n * 0.05), optimizer="dp_sgld",
+                               derivative_clip=1.0, random_state=0)
     d = est.fit(X, y).privacy_record_.details
     assert 8.0 <= d["lam_T"] < 8.0 + d["lam"] * d["step"] * 1.0001
     assert d["step"] == pytest.approx(1.0 / (2.0 * d["smoothness"]))
@@ -303,14 +305,15 @@ def test_composition_plan_takes_the_rules_time_in_longer_steps():
 
     X, y = breast_cancer()
     n = X.shape[0]
-    for eps in (0.3, 3.0, 20.0):
+    for eps in (0.3, 2.0, 20.0):
         est = DPLogisticRegression(epsilon=eps, data_norm=1.0, optimizer="dp_sgld",
                                    random_state=0).fit(X, y)
         d = est.privacy_record_.details
         beta = d["smoothness"]
         assert d["analysis"] == "composition" and d["initialisation"] == "none"
+        G = est.derivative_clip_ * math.sqrt(2.0)  # rows and intercept column of norm 1
         time = noisy_gd_time("logistic", n, X.shape[1] + 1, budget_rho(eps, est.delta_),
-                             math.sqrt(2.0), math.sqrt(2.0))
+                             G, math.sqrt(2.0))
         short = math.ceil(time * 2.0 * beta - 1e-9)  # steps of 1 / (2 beta)
         if short <= COMPOSITION_MAX_STEPS:
             assert eps == 0.3
@@ -339,7 +342,8 @@ def test_seed_determinism_and_projection():
         W = np.hstack([est.coef_.ravel(), est.intercept_])
         radius = est.privacy_record_.details["projection_radius"]
         lam = est.privacy_record_.details["lam"]
-        assert radius == (0.3 if proj == 0.3 else pytest.approx(math.sqrt(2) / lam))
+        G = est.derivative_clip_ * math.sqrt(2)  # rows and intercept column of norm 1
+        assert radius == (0.3 if proj == 0.3 else pytest.approx(G / lam))
         assert np.linalg.norm(W) <= radius * (1 + 1e-12)
     est = mk(0, projection=0.3)
     assert np.linalg.norm(np.hstack([est.coef_.ravel(), est.intercept_])) == pytest.approx(0.3)

@@ -439,21 +439,34 @@ def estimator_paths():
           logistic(optimizer=DPSCD(update_clip=1e-5)),
           n_classes=3),
         E("DPLogisticRegression dp_scd", "losses", logistic(optimizer=DPSCD(update_clip=1e-5)),
-          why="the binary dp_scd path of the estimator: what optimizer='auto' runs at a "
-              "small signal-to-noise ratio with a public row bound"),
-        # optimizer="auto" as a user leaves it: the public rule picks the optimizer with its
-        # defaults (dp_scd here: 31 rows, 3 columns, s = 15.96 < 16; its dp_gdws branch is
-        # the path "DPLogisticRegression (logistic)" with a fixed step)
-        E("DPLogisticRegression optimizer='auto' (default)", "losses",
+          why="the binary dp_scd path of the estimator, as a user who names it runs it"),
+        # optimizer="auto" and derivative_clip="auto" as a user leaves them, binary: dp_gdws
+        # at its own step and step count, the derivative clipped at 1/2 (session 11's rule;
+        # the canary, labelled against the data, stays misclassified, so its derivative stays
+        # at the clip)
+        E("DPLogisticRegression defaults (binary: dp_gdws, clip 1/2)", "losses",
+          lambda seed: DPLogisticRegression(
+              epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False, data_norm=1.0,
+              random_state=seed),
+          factor=0.2,
+          why="every default of a binary fit with a public row bound: optimizer='auto' "
+              "(dp_gdws) and derivative_clip='auto' (1/2). Its default step moves the "
+              "canary's margin out of the clip within a few steps, so the statistic sees part "
+              "of the canary's pull: noise x0.5 not caught (lower bound 0.86), x0.2 caught "
+              "(2.37); the fixed-step path 'DPLogisticRegression (logistic)' is caught at x0.5"),
+        # multiclass: the public rule picks dp_scd with its defaults (31 rows, 3 columns,
+        # s = 15.96 < 16)
+        E("DPLogisticRegression K=3 optimizer='auto' (dp_scd)", "multiclass (K = 3)",
           lambda seed: DPLogisticRegression(
               epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False, data_norm=1.0,
               derivative_clip=0.1, random_state=seed),
-          factor=0.1,
-          why="dp_scd at its own defaults: the auto update clip is below the canary's natural "
-              "dual step and its few sampled updates are averaged into the model, so the "
-              "audit's statistic sees a fraction of the loss (noise x0.2: lower bound 1.54 < "
-              "2, not caught; x0.1: 4.2, caught). The binary dp_scd path above, with a "
-              "saturating clip, is caught at x0.5."),
+          n_classes=3, factor=0.1,
+          why="dp_scd at its own defaults, as optimizer='auto' runs it for K = 3 at a small "
+              "signal-to-noise ratio: the auto update clip is below the canary's natural dual "
+              "step and its few sampled updates are averaged into the model, so the audit's "
+              "statistic sees a fraction of the loss (binary, before session 11: noise x0.2 "
+              "not caught, x0.1 caught). The K = 3 dp_scd path above, with a saturating clip, "
+              "is caught at x0.5."),
         # DPRidge's targets divided by the half-range of y_bounds (here 4) and the residual clip
         # of derivative_clip="auto" (dp_sgld's quarter of the half-range): the units and the
         # rule of session 8, at the optimizer's own defaults

@@ -27,6 +27,7 @@ from ..optimizers import (
     OPTIMIZER_NAMES, DPOptimizer, Problem, get_optimizer_class, resolve_optimizer,
 )
 from ..optimizers._base import nonprivate_record
+from ..optimizers._defaults import budget_rho, snr
 from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord
 from ..progress import check_callback
 from ._bounds import PrivateFit, _row_norms, public_data_norm, resolve_data_norm
@@ -331,8 +332,10 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         """Clip, build the problem, run the optimizer, store the fitted attributes.
 
         ``clip_default`` is the derivative clip of ``derivative_clip="auto"`` in the units of
-        ``Y``: a number, or a function of the resolved optimizer (DPRidge's residual clip
-        follows the optimizer).
+        ``Y``: a number, or a function of the resolved optimizer and the fit's public
+        signal-to-noise ratio (:func:`~skdp.optimizers._defaults.snr` of n, the columns and
+        the fit's budget): DPRidge's residual clip follows the optimizer, a binary
+        DPLogisticRegression's both.
         ``sample_weight`` is the caller's (unvalidated) argument of ``fit``. ``private_fit``
         (a :class:`~skdp.linear_model._bounds.PrivateFit`) carries the budget, generator and
         bounds events of a fit that already released private bounds (DPRidge's ``y_bounds``).
@@ -395,8 +398,10 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         private = math.isfinite(epsilon)
         if not private:
             clip = math.inf  # no privacy: no derivative clipping, the plain objective
-        elif self.derivative_clip == "auto":  # a number, or a rule of the optimizer (DPRidge)
-            clip = clip_default(optimizer) if callable(clip_default) else clip_default
+        elif self.derivative_clip == "auto":  # a number, or a rule of the optimizer and s
+            clip = (clip_default(optimizer, snr(
+                n_samples, X.shape[1] + bool(self.fit_intercept), budget_rho(epsilon, delta)))
+                if callable(clip_default) else clip_default)
         else:
             clip = float(self.derivative_clip) / target_map[1]
         self.derivative_clip_ = clip * target_map[1]  # in the targets' own units

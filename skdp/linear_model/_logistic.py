@@ -23,6 +23,12 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
     ``lam/2 ||w||^2`` with ``lam = 1/(n C)``), with the intercept regularised too. Binary
     problems use the logistic loss; multiclass problems the multinomial loss, where the
     gradient of all classes of one example is clipped jointly, so one fit is one guarantee.
+    A private binary fit with a gradient method clips the derivative of the loss at
+    ``derivative_clip_`` (by default 1/2 at a small budget for the data, up to 1, never
+    active, at a large one): at 1/2 the objective is the logistic loss on the examples the
+    model classifies correctly, continued linearly with slope 1/2 through the misclassified
+    ones (convex, and classification-calibrated); at ``epsilon=np.inf`` nothing is clipped and
+    the objective is scikit-learn's.
 
     Parameters
     ----------
@@ -52,10 +58,11 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
     True
     """,
         auto_rule=(
-            "dp_scd where the budget is small for the data (signal-to-noise ratio ``n sqrt(2 "
-            "rho) / sqrt(p)`` below 16, p columns, rho the zCDP of (epsilon, delta)) and the "
-            "row bound is public with ``C * data_norm**2 <= 16``; dp_gdws otherwise (rule and "
-            "measurements: :func:`skdp.optimizers._defaults.prefers_dual`)"
+            "dp_gdws for binary problems; for multiclass problems dp_scd where the budget is "
+            "small for the data (signal-to-noise ratio ``n sqrt(2 rho) / sqrt(p)`` below 16, p "
+            "columns, rho the zCDP of (epsilon, delta)) and the row bound is public with "
+            "``C * data_norm**2 <= 16``, dp_gdws otherwise (rule and measurements: "
+            ":func:`skdp.optimizers._defaults.prefers_dual`)"
         ),
     )
 
@@ -118,16 +125,20 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         n, K = X.shape[0], self.classes_.shape[0]
         loss = get_loss("logistic" if K == 2 else "multinomial")
         Y = encode_labels(index, K, 0.0)
-        W = self._fit_problem(
-            X, Y, loss, 1.0 / (n * C), loss.default_clip(Y.shape[1]), n, sample_weight
-        )
+        # a binary model's derivative clip follows the optimizer (resolved in _fit_problem)
+        clip = (loss.default_clip(Y.shape[1]) if K > 2
+                else lambda optimizer, s: optimizer.default_logistic_clip(s))
+        W = self._fit_problem(X, Y, loss, 1.0 / (n * C), clip, n, sample_weight)
         self.coef_, self.intercept_ = self._split_coef(W)
         return self
 
     def _auto_choice(self, n_samples, n_columns, fit, public_norm, lam):
-        """dp_scd at a small signal-to-noise ratio on a well-regularised problem with a
-        public row bound, else dp_gdws (:func:`~skdp.optimizers._defaults.prefers_dual`)."""
-        if fit.private and public_norm is not None and prefers_dual(
+        """Binary: dp_gdws. Multiclass: dp_scd at a small signal-to-noise ratio on a
+        well-regularised problem with a public row bound, else dp_gdws
+        (:func:`~skdp.optimizers._defaults.prefers_dual`). The number of classes is public
+        (``classes``) or read from y as ``classes_`` is."""
+        multiclass = len(self.classes_) > 2
+        if multiclass and fit.private and public_norm is not None and prefers_dual(
             n_samples, n_columns, budget_rho(fit.epsilon, fit.delta),
             lam * n_samples / public_norm**2,
         ):

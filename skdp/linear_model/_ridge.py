@@ -135,7 +135,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
         # the residual clip follows the optimizer (resolved in _fit_problem, "auto" included)
         W = self._fit_problem(
             X, Y, get_loss("squared"), alpha / n,
-            lambda optimizer: optimizer.default_squared_clip(1.0), n, sample_weight, fit,
+            lambda optimizer, s: optimizer.default_squared_clip(1.0), n, sample_weight, fit,
             target_map=(centre, half),
         )
         coef, intercept = self._split_coef(W)

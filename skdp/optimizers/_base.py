@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator
 from ..losses import Loss
 from ..privacy import NonPrivateEvent, PrivacyRecord
 from ..progress import ProgressMonitor
-from ._defaults import squared_loss_clip
+from ._defaults import logistic_loss_clip, squared_loss_clip
 
 __all__ = [
     "Problem", "Budget", "OptimizeResult", "DPOptimizer", "batch_fraction", "check_replay",
@@ -295,6 +295,12 @@ class DPOptimizer(BaseEstimator):
         """The residual clip of the squared loss this optimizer gets from DPRidge's
         ``derivative_clip="auto"`` (:func:`skdp.optimizers._defaults.squared_loss_clip`)."""
         return squared_loss_clip(self.name, y_bound)
+
+    def default_logistic_clip(self, signal_to_noise):
+        """The derivative clip of the binary logistic loss this optimizer gets from
+        DPLogisticRegression's ``derivative_clip="auto"`` at a public signal-to-noise ratio
+        (:func:`skdp.optimizers._defaults.logistic_loss_clip`)."""
+        return logistic_loss_clip(self.name, signal_to_noise)
 
     def solve(
         self, problem, budget, rng, record_trace=False, replay=None, callback=None,
