@@ -62,10 +62,11 @@ class Loss:
         absolute value; 1 for the binary model); multinomial: sqrt(2) (never active); squared
         hinge: 2 sqrt(K) (the size of the derivative at W = 0); squared: ``2 * y_bound`` (the
         largest residual at W = 0 is y_bound; twice that leaves room while the model moves).
-        A binary DPLogisticRegression's ``derivative_clip="auto"`` takes its clip from the
-        optimizer (:func:`skdp.optimizers._defaults.logistic_loss_clip`; 1/2 for the gradient
-        methods), as DPRidge's ``derivative_clip="auto"`` takes the squared loss's clip
-        instead (:func:`skdp.optimizers._defaults.squared_loss_clip`; 2 for dp_scd).
+        DPLogisticRegression's ``derivative_clip="auto"`` takes its clip from the optimizer and
+        the signal-to-noise ratio instead (:func:`skdp.optimizers._defaults.logistic_loss_clip`:
+        for the gradient methods the derivative's size at W = 0, opening to these bounds as
+        the budget grows), as DPRidge's ``derivative_clip="auto"`` takes the squared loss's clip
+        from the optimizer (:func:`skdp.optimizers._defaults.squared_loss_clip`; 2 for dp_scd).
         """
         if self.loss_id == LOGISTIC:
             return math.sqrt(n_outputs)

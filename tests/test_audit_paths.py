@@ -154,11 +154,13 @@ def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld():
         assert (est.epsilon, est.delta, est.fit_intercept) == (POWER_EPSILON, POWER_DELTA, False)
 
 
-@pytest.mark.parametrize("label, optimizer, clip", [
-    ("DPLogisticRegression defaults (binary: dp_gdws, clip 1/2)", "dp_gdws", 0.5),
-    ("DPLogisticRegression K=3 optimizer='auto' (dp_scd)", "dp_scd", 0.1),
+@pytest.mark.parametrize("label, param, optimizer, clip", [
+    ("DPLogisticRegression defaults (binary: dp_gdws, clip 1/2)", "auto", "dp_gdws", 0.5),
+    ("DPLogisticRegression K=3 optimizer='auto' (dp_scd)", "auto", "dp_scd", 0.1),
+    ("DPLogisticRegression K=3 dp_gdws, clip sqrt(2/3)", "dp_gdws", "dp_gdws",
+     (2.0 / 3.0) ** 0.5),
 ])
-def test_default_paths_run_what_their_labels_say(label, optimizer, clip):
+def test_default_paths_run_what_their_labels_say(label, param, optimizer, clip):
     """The paths that audit optimizer='auto' fit the optimizer the public rule picks on their
     data (and, binary, the clip of derivative_clip='auto'): a rule change that moves them to
     another optimizer fails here, not silently in the audit's coverage."""
@@ -169,8 +171,9 @@ def test_default_paths_run_what_their_labels_say(label, optimizer, clip):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est = path.make(0).fit(X, c.y)
-    assert est.optimizer == "auto" and est.optimizer_.name == optimizer
-    assert est.derivative_clip_ == clip
+    assert est.optimizer_.name == optimizer
+    assert est.optimizer == param
+    assert est.derivative_clip_ == pytest.approx(clip, rel=1e-12)
 
 
 # -- small audits (default run) ---------------------------------------------------------------------

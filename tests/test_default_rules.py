@@ -269,27 +269,41 @@ def _independent_snr(n, p, epsilon, delta):
 
 
 def test_logistic_clip_rule_is_the_stated_one():
-    """1/2 for the gradient methods up to s = 50, (s / 400)^(1/3) above, 1 from s = 400;
-    dp_scd and an optimizer without an entry: 1 at every s."""
-    from skdp.optimizers._defaults import LOGISTIC_CLIP_FACTOR, logistic_loss_clip
+    """Binary: 1/2 for the gradient methods up to s = 50, (s / 400)^(1/3) above, 1 from
+    s = 400. K classes: sqrt((K - 1) / K) (the multinomial derivative's norm at W = 0, computed
+    here), then sqrt(2) (s / 400)^(1/3), then sqrt(2). dp_scd and an optimizer outside the set:
+    the never-active bound at every s."""
+    import math
 
-    assert set(LOGISTIC_CLIP_FACTOR) == {"dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld",
-                                         "dp_nsgd_tree"}
-    for name in LOGISTIC_CLIP_FACTOR:
+    from skdp.optimizers._defaults import LOGISTIC_CLIP_OPTIMIZERS, logistic_loss_clip
+
+    assert LOGISTIC_CLIP_OPTIMIZERS == {"dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld",
+                                        "dp_nsgd_tree"}
+    for name in LOGISTIC_CLIP_OPTIMIZERS:
         assert logistic_loss_clip(name, 1.0) == logistic_loss_clip(name, 50.0) == 0.5
         assert logistic_loss_clip(name, 200.0) == pytest.approx(0.5 ** (1.0 / 3.0))
         assert logistic_loss_clip(name, 400.0) == logistic_loss_clip(name, 1e6) == 1.0
-        values = [logistic_loss_clip(name, s) for s in np.geomspace(1.0, 1e4, 40)]
-        assert np.all(np.diff(values) >= 0)  # more signal: a looser clip, never a tighter one
+        for K in (3, 10):
+            p = np.full(K, 1.0 / K)
+            p[0] -= 1.0  # softmax(0) - onehot
+            at_zero = float(np.linalg.norm(p))
+            assert logistic_loss_clip(name, 1.0, K) == pytest.approx(at_zero)
+            assert logistic_loss_clip(name, 300.0, K) == pytest.approx(
+                max(at_zero, math.sqrt(2.0) * 0.75 ** (1.0 / 3.0)))
+            assert logistic_loss_clip(name, 400.0, K) == pytest.approx(math.sqrt(2.0))
+        for K in (2, 3):
+            values = [logistic_loss_clip(name, s, K) for s in np.geomspace(1.0, 1e4, 40)]
+            assert np.all(np.diff(values) >= 0)  # more signal: a looser clip, never tighter
     for name in ("dp_scd", None):
         assert logistic_loss_clip(name, 1.0) == logistic_loss_clip(name, 1e4) == 1.0
+        assert logistic_loss_clip(name, 1.0, 4) == pytest.approx(math.sqrt(2.0))
 
 
 @pytest.mark.parametrize("n, epsilon", [(400, 0.5), (3000, 1.0), (20000, 3.0)])
 def test_binary_logistic_fit_uses_the_rule_on_public_quantities(n, epsilon):
-    """A binary fit's derivative_clip_ is the rule at s computed here from n, the columns and the
-    budget; an explicit number is used as given; a multiclass fit keeps the never-active
-    sqrt(2); epsilon=inf clips nothing."""
+    """A fit's derivative_clip_ is the rule at s computed here from n, the columns and the
+    budget (binary and K = 3); an explicit number is used as given; dp_scd keeps the
+    never-active bound; epsilon=inf clips nothing."""
     X, y = make_classification(n_samples=n, n_features=8, random_state=0)
     X = _unit_rows(X)
     kw = dict(epsilon=epsilon, delta=1e-5, data_norm=1.0, random_state=0)
@@ -301,7 +315,11 @@ def test_binary_logistic_fit_uses_the_rule_on_public_quantities(n, epsilon):
     assert DPLogisticRegression(optimizer="dp_scd", **kw).fit(X, y).derivative_clip_ == 1.0
     assert DPLogisticRegression(derivative_clip=0.3, **kw).fit(X, y).derivative_clip_ == 0.3
     y3 = np.arange(n) % 3
-    assert DPLogisticRegression(**kw).fit(X, y3).derivative_clip_ == pytest.approx(np.sqrt(2.0))
+    three = DPLogisticRegression(optimizer="dp_gdws", **kw).fit(X, y3)
+    expected3 = min(np.sqrt(2.0), max(np.sqrt(2.0 / 3.0), np.sqrt(2.0) * (s / 400.0) ** (1 / 3)))
+    assert three.derivative_clip_ == pytest.approx(expected3, rel=1e-9)
+    assert DPLogisticRegression(optimizer="dp_scd", **kw).fit(X, y3).derivative_clip_ \
+        == pytest.approx(np.sqrt(2.0))
     assert DPLogisticRegression(**{**kw, "epsilon": np.inf}).fit(X, y).derivative_clip_ == np.inf
 
 

@@ -256,9 +256,16 @@ def test_unproven_ryffel2022_accountant_is_refused():
 def test_langevin_bound_only_where_its_conditions_hold():
     # public data_norm=1 (the unit rows): the step thresholds below are for R = sqrt(2)
     X, y = iris()
-    lr = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(max_iter=20), random_state=0).fit(X, y)
-    # multinomial at its default clip sqrt(2): the clip is never active, a gradient field
+    lr = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(max_iter=20),
+                              derivative_clip=np.sqrt(2.0), random_state=0).fit(X, y)
+    # multinomial at the clip sqrt(2): the clip is never active, a gradient field
     assert lr.privacy_record_.details["analysis"] == "langevin+composition"
+    # at its default clip (the derivative's size at W = 0, sqrt(2/3) here) the joint clip of
+    # the 3 outputs is active: not a gradient field, so composition only
+    auto = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(max_iter=20),
+                                random_state=0).fit(X, y)
+    assert auto.derivative_clip_ == pytest.approx(np.sqrt(2.0 / 3.0))
+    assert auto.privacy_record_.details["analysis"] == "composition" and auto.epsilon_ <= 1.0
     svc = DPLinearSVC(epsilon=1.0, data_norm=1.0, optimizer=DPSGLD(max_iter=20), random_state=0).fit(X, y)
     assert svc.privacy_record_.details["analysis"] == "composition"  # joint clipping of 3 outputs
     assert svc.epsilon_ <= 1.0

@@ -454,6 +454,16 @@ def estimator_paths():
               "canary's margin out of the clip within a few steps, so the statistic sees part "
               "of the canary's pull: noise x0.5 not caught (lower bound 0.86), x0.2 caught "
               "(2.37); the fixed-step path 'DPLogisticRegression (logistic)' is caught at x0.5"),
+        # multiclass with a gradient method and derivative_clip="auto": the multinomial
+        # derivative's size at W = 0, sqrt(2/3), at this path's small signal-to-noise ratio
+        E("DPLogisticRegression K=3 dp_gdws, clip sqrt(2/3)", "multiclass (K = 3)",
+          lambda seed: DPLogisticRegression(
+              epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False, data_norm=1.0,
+              optimizer="dp_gdws", random_state=seed),
+          n_classes=3, factor=0.2,
+          why="derivative_clip='auto' for K = 3 (session 11's rule) with dp_gdws at its own "
+              "step: as the binary defaults path, the default step moves the canary's margin "
+              "out of the clip, so the fault is scaled further"),
         # multiclass: the public rule picks dp_scd with its defaults (31 rows, 3 columns,
         # s = 15.96 < 16)
         E("DPLogisticRegression K=3 optimizer='auto' (dp_scd)", "multiclass (K = 3)",

@@ -35,12 +35,12 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         ``epsilon=np.inf``. The value used is ``data_norm_``.
     derivative_clip : float > 0 or "auto", default="auto"
         Bound on the L2 norm of the per-example derivative of the loss in the margins, so that a
-        per-example gradient has norm at most ``derivative_clip * R``. "auto": for a binary
-        DPLogisticRegression with a gradient method 1/2, the logistic derivative's size at
-        zero, while the signal-to-noise ratio s of n, the columns and the budget is below 50,
-        rising as ``(s / 400)**(1/3)`` to 1 (never active) from s = 400, and 1 with dp_scd
-        (:func:`skdp.optimizers._defaults.logistic_loss_clip`); a bound that is never active
-        for the multinomial loss; the derivative at zero for the squared hinge;
+        per-example gradient has norm at most ``derivative_clip * R``. "auto": for
+        DPLogisticRegression with a gradient method the derivative's size at zero (1/2 for a
+        binary model, ``sqrt((K - 1) / K)`` for K classes) while the signal-to-noise ratio s
+        of n, the columns and the budget is small, rising as ``(s / 400)**(1/3)`` times the
+        never-active bound (1, or sqrt(2) for K classes) to that bound from s = 400, and the
+        never-active bound with dp_scd (:func:`skdp.optimizers._defaults.logistic_loss_clip`); the derivative at zero for the squared hinge;
         and for DPRidge's squared loss a public factor of the targets' half-range that depends
         on the optimizer (2 for dp_scd, 1/4 for dp_gdws, dp_nag_opt, dp_masg, dp_sgld and
         dp_nsgd_tree; :data:`skdp.optimizers._defaults.SQUARED_CLIP_FACTOR`).

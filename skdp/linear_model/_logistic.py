@@ -23,12 +23,12 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
     ``lam/2 ||w||^2`` with ``lam = 1/(n C)``), with the intercept regularised too. Binary
     problems use the logistic loss; multiclass problems the multinomial loss, where the
     gradient of all classes of one example is clipped jointly, so one fit is one guarantee.
-    A private binary fit with a gradient method clips the derivative of the loss at
-    ``derivative_clip_`` (by default 1/2 at a small budget for the data, up to 1, never
-    active, at a large one): at 1/2 the objective is the logistic loss on the examples the
-    model classifies correctly, continued linearly with slope 1/2 through the misclassified
-    ones (convex, and classification-calibrated); at ``epsilon=np.inf`` nothing is clipped and
-    the objective is scikit-learn's.
+    A private fit with a gradient method clips the derivative of the loss at
+    ``derivative_clip_`` (by default its size at zero at a small budget for the data, 1/2 for
+    a binary model, up to the never-active bound at a large one): at 1/2 the binary objective
+    is the logistic loss on the examples the model classifies correctly, continued linearly
+    with slope 1/2 through the misclassified ones (convex, and classification-calibrated); at
+    ``epsilon=np.inf`` nothing is clipped and the objective is scikit-learn's.
 
     Parameters
     ----------
@@ -125,10 +125,12 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         n, K = X.shape[0], self.classes_.shape[0]
         loss = get_loss("logistic" if K == 2 else "multinomial")
         Y = encode_labels(index, K, 0.0)
-        # a binary model's derivative clip follows the optimizer (resolved in _fit_problem)
-        clip = (loss.default_clip(Y.shape[1]) if K > 2
-                else lambda optimizer, s: optimizer.default_logistic_clip(s))
-        W = self._fit_problem(X, Y, loss, 1.0 / (n * C), clip, n, sample_weight)
+        # the derivative clip follows the optimizer and the public signal-to-noise ratio s
+        # (resolved in _fit_problem)
+        W = self._fit_problem(
+            X, Y, loss, 1.0 / (n * C),
+            lambda optimizer, s: optimizer.default_logistic_clip(s, K), n, sample_weight,
+        )
         self.coef_, self.intercept_ = self._split_coef(W)
         return self
 

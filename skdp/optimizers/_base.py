@@ -296,11 +296,11 @@ class DPOptimizer(BaseEstimator):
         ``derivative_clip="auto"`` (:func:`skdp.optimizers._defaults.squared_loss_clip`)."""
         return squared_loss_clip(self.name, y_bound)
 
-    def default_logistic_clip(self, signal_to_noise):
-        """The derivative clip of the binary logistic loss this optimizer gets from
-        DPLogisticRegression's ``derivative_clip="auto"`` at a public signal-to-noise ratio
-        (:func:`skdp.optimizers._defaults.logistic_loss_clip`)."""
-        return logistic_loss_clip(self.name, signal_to_noise)
+    def default_logistic_clip(self, signal_to_noise, n_classes=2):
+        """The derivative clip of the logistic (binary) or multinomial loss this optimizer gets
+        from DPLogisticRegression's ``derivative_clip="auto"`` at a public signal-to-noise
+        ratio (:func:`skdp.optimizers._defaults.logistic_loss_clip`)."""
+        return logistic_loss_clip(self.name, signal_to_noise, n_classes)
 
     def solve(
         self, problem, budget, rng, record_trace=False, replay=None, callback=None,
