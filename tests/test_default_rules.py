@@ -335,35 +335,3 @@ def test_binary_logistic_clip_bounds_each_example_in_the_sum():
     d = est.privacy_record_.details
     assert est.derivative_clip_ == 0.5
     assert d["lipschitz"] == pytest.approx(0.5 * math.sqrt(2.0))  # rows 1, intercept column 1
-
-
-def test_squared_hinge_clip_rule_is_the_stated_one():
-    """2 sqrt(K) for dp_nag_opt, dp_masg, dp_scd and others; for dp_gdws, dp_sgld and
-    dp_nsgd_tree sqrt(K) up to s = 50, 2 sqrt(K) (s / 400)^(1/3) above, 2 sqrt(K) from 400."""
-    from skdp.optimizers._defaults import SQUARED_HINGE_CLIP_OPTIMIZERS, squared_hinge_clip
-
-    assert SQUARED_HINGE_CLIP_OPTIMIZERS == {"dp_gdws", "dp_sgld", "dp_nsgd_tree"}
-    for K in (1, 3):
-        full = 2.0 * np.sqrt(K)
-        for name in SQUARED_HINGE_CLIP_OPTIMIZERS:
-            assert squared_hinge_clip(name, 10.0, K) == pytest.approx(full / 2)
-            assert squared_hinge_clip(name, 200.0, K) == pytest.approx(full * 0.5 ** (1 / 3))
-            assert squared_hinge_clip(name, 400.0, K) == pytest.approx(full)
-        for name in ("dp_nag_opt", "dp_masg", "dp_scd", None):
-            assert squared_hinge_clip(name, 10.0, K) == pytest.approx(full)
-
-
-def test_svc_fit_uses_the_rule_on_public_quantities():
-    """DPLinearSVC's derivative_clip_ is the rule at s computed here; its default optimizer
-    (dp_nag_opt) keeps the derivative's size at W = 0."""
-    from skdp import DPLinearSVC
-
-    n, epsilon = 600, 0.5
-    X, y = make_classification(n_samples=n, n_features=8, random_state=2)
-    X = _unit_rows(X)
-    kw = dict(epsilon=epsilon, delta=1e-5, data_norm=1.0, random_state=0)
-    s = _independent_snr(n, 9, epsilon, 1e-5)
-    expected = 2.0 * min(1.0, max(0.5, (s / 400.0) ** (1.0 / 3.0)))
-    assert DPLinearSVC(optimizer="dp_sgld", **kw).fit(X, y).derivative_clip_ == pytest.approx(
-        expected, rel=1e-9)
-    assert DPLinearSVC(**kw).fit(X, y).derivative_clip_ == 2.0

@@ -421,7 +421,7 @@ def _estimators():
 
 def estimator_paths():
     """The estimator-level audits, ``[EstimatorPath, ...]``."""
-    from ..linear_model import DPLinearSVC, DPLogisticRegression, DPRidge
+    from ..linear_model import DPLogisticRegression, DPRidge
     from ..optimizers.dp_gdws import DPGDWS
     from ..optimizers.dp_scd import DPSCD
 
@@ -464,16 +464,6 @@ def estimator_paths():
           why="derivative_clip='auto' for K = 3 (session 11's rule) with dp_gdws at its own "
               "step: as the binary defaults path, the default step moves the canary's margin "
               "out of the clip, so the fault is scaled further"),
-        # DPLinearSVC with dp_gdws and derivative_clip="auto": half of 2, at this path's small
-        # signal-to-noise ratio (session 11's rule for dp_gdws, dp_sgld and dp_nsgd_tree)
-        E("DPLinearSVC dp_gdws, clip 1", "losses",
-          lambda seed: DPLinearSVC(
-              epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False, data_norm=1.0,
-              optimizer="dp_gdws", random_state=seed),
-          loss="squared_hinge", factor=0.2,
-          why="derivative_clip='auto' of the squared hinge with dp_gdws at its own step; the "
-              "default step moves the canary's margin out of the clip, so the fault is scaled "
-              "further"),
         # multiclass: the public rule picks dp_scd with its defaults (31 rows, 3 columns,
         # s = 15.96 < 16)
         E("DPLogisticRegression K=3 optimizer='auto' (dp_scd)", "multiclass (K = 3)",

@@ -108,10 +108,7 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         loss = get_loss("squared_hinge")
         Y = encode_labels(index, K, -1.0)
         W = self._fit_problem(
-            X, Y, loss, 1.0 / (n * C),
-            # the clip follows the optimizer and the public signal-to-noise ratio s
-            lambda optimizer, s: optimizer.default_squared_hinge_clip(s, Y.shape[1]),
-            n, sample_weight,
+            X, Y, loss, 1.0 / (n * C), loss.default_clip(Y.shape[1]), n, sample_weight
         )
         self.coef_, self.intercept_ = self._split_coef(W)
         return self

@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator
 from ..losses import Loss
 from ..privacy import NonPrivateEvent, PrivacyRecord
 from ..progress import ProgressMonitor
-from ._defaults import logistic_loss_clip, squared_hinge_clip, squared_loss_clip
+from ._defaults import logistic_loss_clip, squared_loss_clip
 
 __all__ = [
     "Problem", "Budget", "OptimizeResult", "DPOptimizer", "batch_fraction", "check_replay",
@@ -301,12 +301,6 @@ class DPOptimizer(BaseEstimator):
         from DPLogisticRegression's ``derivative_clip="auto"`` at a public signal-to-noise
         ratio (:func:`skdp.optimizers._defaults.logistic_loss_clip`)."""
         return logistic_loss_clip(self.name, signal_to_noise, n_classes)
-
-    def default_squared_hinge_clip(self, signal_to_noise, n_outputs):
-        """The derivative clip of the squared hinge this optimizer gets from DPLinearSVC's
-        ``derivative_clip="auto"`` at a public signal-to-noise ratio
-        (:func:`skdp.optimizers._defaults.squared_hinge_clip`)."""
-        return squared_hinge_clip(self.name, signal_to_noise, n_outputs)
 
     def solve(
         self, problem, budget, rng, record_trace=False, replay=None, callback=None,

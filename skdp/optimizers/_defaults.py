@@ -13,7 +13,7 @@ from ..privacy.record import zcdp_rho_for_budget
 __all__ = [
     "budget_rho", "prefers_dual", "gdws_smoothing", "gdws_steps", "noisy_gd_step",
     "noisy_gd_time", "snr", "steps_for_time", "tree_epochs", "tree_steps_per_epoch",
-    "tree_regression_travel", "squared_loss_clip", "logistic_loss_clip", "squared_hinge_clip",
+    "tree_regression_travel", "squared_loss_clip", "logistic_loss_clip",
 ]
 
 #: Langevin-time factors of :func:`noisy_gd_time`, fitted on the development part of
@@ -157,7 +157,7 @@ LOGISTIC_CLIP_OPTIMIZERS = frozenset({"dp_gdws", "dp_nag_opt", "dp_masg", "dp_sg
 #: ... (dp_scd, and an optimizer not in the set such as a user's subclass: the never-active
 #: bound at every s) ...
 #: ... rising with the signal-to-noise ratio s (:func:`snr` of n, the columns and the fit's
-#: budget) as the never-active bound times ``(s / CLASSIFIER_CLIP_FULL_SNR) ** (1/3)``, from the
+#: budget) as the never-active bound times ``(s / LOGISTIC_CLIP_FULL_SNR) ** (1/3)``, from the
 #: size at W = 0 (1/2 for a binary model up to s = 50) to the never-active bound from s = 400: where the noise is small the clip's bias
 #: (misclassified examples pull with 1/2) is what is left. On full Adult (development data,
 #: ``data_norm="auto"``, 3 seeds, f in {1/2, 0.7, 1}) 1/2 was the best or level at s = 65
@@ -165,21 +165,7 @@ LOGISTIC_CLIP_OPTIMIZERS = frozenset({"dp_gdws", "dp_nag_opt", "dp_masg", "dp_sg
 #: 0.7 and 1 level at s = 321, and 1/2 cost dp_gdws 0.6 points at s = 636 (epsilon 1);
 #: dp_sgld preferred 1 from s = 129 by 0.1 point or less. Set after the held-out run of
 #: f = 1/2 (which had 1/2 at or above 1 at every s there).
-CLASSIFIER_CLIP_FULL_SNR = 400.0
-#: DPLinearSVC's ``derivative_clip="auto"`` (the squared hinge, K one-vs-rest outputs): for
-#: dp_gdws, dp_sgld and dp_nsgd_tree half the never-active-at-W = 0 bound ``2 sqrt(K)`` at a
-#: small signal-to-noise ratio, opening to it as for the logistic loss; dp_nag_opt, dp_masg
-#: and dp_scd keep ``2 sqrt(K)``, the derivative's size at W = 0. Session 11: on the
-#: development sweep (``benchmarks/dev_rules_classifier_clip.py --estimator svc``, f in {1,
-#: 1/2}, 2 seeds) half the clip was better by more than half a point in 19, 17 and 10 of 40
-#: cells for these three and worse in 6, 10 and 0, losing only at s > 200 (up to 0.9 points),
-#: which the opening removes; it put dp_nag_opt and dp_masg more than a point below the anchor
-#: in 12 and 11 cells (1 and 1 at the full clip). With the opening, on grid s11 (3 seeds) the
-#: three gained 0.3 to 0.8 points on average, worse by more than half a point in 3 of 192
-#: cells; cells more than a point below the anchor 4 -> 0 (dp_gdws), 4 -> 2 and 2 -> 0
-#: (dp_sgld, development / held-out), 3 -> 1 (dp_nsgd_tree, held-out); the held-out part was
-#: run once, after the rule was set.
-SQUARED_HINGE_CLIP_OPTIMIZERS = frozenset({"dp_gdws", "dp_sgld", "dp_nsgd_tree"})
+LOGISTIC_CLIP_FULL_SNR = 400.0
 #: Bounds on the step counts of the full-batch rules (a fit is never a single noisy step, and
 #: more than a thousand full passes buys nothing measurable: research note, topic 2).
 MIN_STEPS = 5
@@ -303,32 +289,13 @@ def tree_regression_travel(n, dim, rho):
     return min(hi, max(lo, math.sqrt(snr(n, dim, rho)) / TREE_REGRESSION_TRAVEL_SCALE))
 
 
-def _opening_clip(at_small_snr, never_active, signal_to_noise):
-    """``at_small_snr`` up to the s where ``never_active (s / CLASSIFIER_CLIP_FULL_SNR)^(1/3)``
-    passes it, then that, and ``never_active`` from ``s = CLASSIFIER_CLIP_FULL_SNR``."""
-    rising = never_active * (max(float(signal_to_noise), 0.0) / CLASSIFIER_CLIP_FULL_SNR) ** (
-        1.0 / 3.0)
-    return min(never_active, max(at_small_snr, rising))
-
-
-def squared_hinge_clip(optimizer_name, signal_to_noise, n_outputs):
-    """The derivative clip of DPLinearSVC's ``derivative_clip="auto"`` (public: the optimizer's
-    name, the fit's signal-to-noise ratio :func:`snr` and the number of outputs K): ``2
-    sqrt(K)``, the derivative's size at W = 0, for optimizers outside
-    :data:`SQUARED_HINGE_CLIP_OPTIMIZERS`; half of it opening to it for those."""
-    full = 2.0 * math.sqrt(n_outputs)
-    if optimizer_name not in SQUARED_HINGE_CLIP_OPTIMIZERS:
-        return full
-    return _opening_clip(full / 2.0, full, signal_to_noise)
-
-
 def logistic_loss_clip(optimizer_name, signal_to_noise, n_classes=2):
     """The derivative clip of DPLogisticRegression's ``derivative_clip="auto"`` (public: the
     optimizer's name, the fit's signal-to-noise ratio :func:`snr` and the number of classes).
 
     Binary (the logistic loss): at least 1/2, the derivative's size at W = 0; K > 2 classes
     (the multinomial loss): at least ``sqrt((K - 1) / K)``, the size of ``softmax(0) - onehot``;
-    rising as ``(s / CLASSIFIER_CLIP_FULL_SNR) ** (1/3)`` times the never-active bound (1 and
+    rising as ``(s / LOGISTIC_CLIP_FULL_SNR) ** (1/3)`` times the never-active bound (1 and
     sqrt(2)), which it reaches from s = 400. dp_scd and optimizers not in
     :data:`LOGISTIC_CLIP_OPTIMIZERS`: the never-active bound.
     """
@@ -336,7 +303,8 @@ def logistic_loss_clip(optimizer_name, signal_to_noise, n_classes=2):
     if optimizer_name not in LOGISTIC_CLIP_OPTIMIZERS:
         return never
     at_zero = 0.5 if n_classes <= 2 else math.sqrt((n_classes - 1.0) / n_classes)
-    return _opening_clip(at_zero, never, signal_to_noise)
+    rising = never * (max(float(signal_to_noise), 0.0) / LOGISTIC_CLIP_FULL_SNR) ** (1.0 / 3.0)
+    return min(never, max(at_zero, rising))
 
 
 def squared_loss_clip(optimizer_name, y_bound):
