@@ -334,8 +334,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         ``clip_default`` is the derivative clip of ``derivative_clip="auto"`` in the units of
         ``Y``: a number, or a function of the resolved optimizer and the fit's public
         signal-to-noise ratio (:func:`~skdp.optimizers._defaults.snr` of n, the columns and
-        the fit's budget): DPRidge's residual clip follows the optimizer, a binary
-        DPLogisticRegression's both.
+        the fit's budget): DPRidge's residual clip follows the optimizer,
+        DPLogisticRegression's derivative clip both.
         ``sample_weight`` is the caller's (unvalidated) argument of ``fit``. ``private_fit``
         (a :class:`~skdp.linear_model._bounds.PrivateFit`) carries the budget, generator and
         bounds events of a fit that already released private bounds (DPRidge's ``y_bounds``).

@@ -40,10 +40,11 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         binary model, ``sqrt((K - 1) / K)`` for K classes) while the signal-to-noise ratio s
         of n, the columns and the budget is small, rising as ``(s / 400)**(1/3)`` times the
         never-active bound (1, or sqrt(2) for K classes) to that bound from s = 400, and the
-        never-active bound with dp_scd (:func:`skdp.optimizers._defaults.logistic_loss_clip`); the derivative at zero for the squared hinge;
-        and for DPRidge's squared loss a public factor of the targets' half-range that depends
-        on the optimizer (2 for dp_scd, 1/4 for dp_gdws, dp_nag_opt, dp_masg, dp_sgld and
-        dp_nsgd_tree; :data:`skdp.optimizers._defaults.SQUARED_CLIP_FACTOR`).
+        never-active bound with dp_scd (:func:`skdp.optimizers._defaults.logistic_loss_clip`);
+        the derivative at zero for the squared hinge; and for DPRidge's squared loss a public
+        factor of the targets' half-range that depends on the optimizer (2 for dp_scd, 1/4 for
+        dp_gdws, dp_nag_opt, dp_masg, dp_sgld and dp_nsgd_tree;
+        :data:`skdp.optimizers._defaults.SQUARED_CLIP_FACTOR`).
     accountant : {"rdp", "pld"}, default="rdp"
         "rdp": skdp's built-in Rényi-DP accountant. "pld": dp-accounting's PLD accountant
         (``pip install "skdp[accounting]"``), where the optimizer's event supports it.

@@ -131,40 +131,43 @@ SQUARED_CLIP_FACTOR = {"dp_scd": 2.0, "dp_gdws": 0.25, "dp_nag_opt": 0.25, "dp_m
 #: ... and for an optimizer not in the table (a user's subclass): the old rule, twice the
 #: largest residual at W = 0.
 SQUARED_CLIP_FACTOR_DEFAULT = 2.0
-#: DPLogisticRegression's ``derivative_clip="auto"`` for a binary model, per optimizer: the
-#: clip tau of the logistic derivative ``sigmoid(z) - y``. The gradient methods take 1/2, the
-#: derivative's size at W = 0, where they start and where they stay at a small signal-to-noise
-#: ratio (the squared hinge's default is its derivative at W = 0 too); the never-active bound 1
-#: spends half the sensitivity the noise is scaled to on no signal there. Clipped at 1/2, the
-#: loss is still convex, 1/4-smooth and classification-calibrated (the clipped derivative is
-#: monotone in the margin, negative at 0); it is the logistic loss wherever the model is right.
-#: Fitted in session 11 on the development part of ``bench_defaults.py``
-#: (``benchmarks/dev_rules_classifier_clip.py``: f in {1, 1/2, 1/4}; Adult, breast cancer,
-#: digits; n 426..30000; epsilon 0.1..3; 2 seeds; 40 cells per optimizer). Cells more than 1
-#: point below the Opacus anchor at f = 1 -> 1/2: dp_gdws 11 -> 0, dp_nag_opt 10 -> 1,
-#: dp_masg 14 -> 1, dp_sgld 10 -> 1, dp_nsgd_tree 6 -> 0; f = 1/2 better by more than half a
-#: point in 20 to 27 cells and worse in 0 to 2; f = 1/4 worse than 1/2 for every optimizer.
-#: dp_scd keeps 1 (unchanged by f: its dual box is [0, 1] either way).
-#: The multinomial loss (K > 2 classes) follows the same principle: the size of its derivative
-#: ``softmax(0) - onehot`` at W = 0, ``sqrt((K - 1) / K)``, rising to the never-active sqrt(2)
-#: (session 11, ``benchmarks/dev_rules_multinomial_clip.py``: standardised digits K = 10, wine
-#: K = 3, iris K = 3, make_classification K = 5 at 30000 rows; epsilon 0.3 to 3, 3 seeds: the
-#: rule better than sqrt(2) by more than half a point in 37 of 60 gradient-method cells, worse
-#: in 2, iris at epsilon 3 by 1.7 and 0.9 points, one test row of 38 or less; dp_gdws on
-#: digits at epsilon 0.3 0.55 -> 0.67 and at epsilon 1 0.83 -> 0.87).
+#: DPLogisticRegression's ``derivative_clip="auto"`` (:func:`logistic_loss_clip`): the
+#: gradient methods in this set clip the derivative at its size at W = 0 while the budget is
+#: small for the data, where they start and where a small budget keeps them (the squared
+#: hinge's default is its derivative at W = 0 too); the never-active bound spends half the
+#: sensitivity the noise is scaled to on no signal there. dp_scd, and an optimizer not in the
+#: set such as a user's subclass, keep the never-active bound (dp_scd is unchanged by the clip:
+#: its dual box is [0, 1] either way).
+#:
+#: Binary: the logistic derivative ``sigmoid(z) - y`` has size 1/2 at W = 0, never-active bound
+#: 1. Clipped at 1/2 the loss is still convex, 1/4-smooth and classification-calibrated (the
+#: clipped derivative is monotone in the margin, negative at 0): the logistic loss wherever the
+#: model is right, linear through the misclassified examples. Fitted in session 11 on the
+#: development part of ``bench_defaults.py`` (``benchmarks/dev_rules_classifier_clip.py``: f in
+#: {1, 1/2, 1/4}; Adult, breast cancer, digits; n 426..30000; epsilon 0.1..3; 2 seeds; 40 cells
+#: per optimizer). Cells more than 1 point below the Opacus anchor at f = 1 -> 1/2: dp_gdws
+#: 11 -> 0, dp_nag_opt 10 -> 1, dp_masg 14 -> 1, dp_sgld 10 -> 1, dp_nsgd_tree 6 -> 0; f = 1/2
+#: better by more than half a point in 20 to 27 cells and worse in 0 to 2; f = 1/4 worse than
+#: 1/2 for every optimizer.
+#:
+#: K > 2 classes: the multinomial derivative ``softmax(0) - onehot`` has size
+#: ``sqrt((K - 1) / K)`` at W = 0, never-active bound sqrt(2)
+#: (``benchmarks/dev_rules_multinomial_clip.py``: standardised digits K = 10, wine K = 3, iris
+#: K = 3, make_classification K = 5 at 30000 rows; epsilon 0.3 to 3, 3 seeds: better than
+#: sqrt(2) by more than half a point in 37 of 60 gradient-method cells, worse in 2, iris at
+#: epsilon 3 by 1.7 and 0.9 points, one test row of 38 or less; dp_gdws on digits at epsilon
+#: 0.3 0.55 -> 0.67 and at epsilon 1 0.83 -> 0.87).
 LOGISTIC_CLIP_OPTIMIZERS = frozenset({"dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld",
                                       "dp_nsgd_tree"})
-#: ... (dp_scd, and an optimizer not in the set such as a user's subclass: the never-active
-#: bound at every s) ...
-#: ... rising with the signal-to-noise ratio s (:func:`snr` of n, the columns and the fit's
+#: The clip opens with the signal-to-noise ratio s (:func:`snr` of n, the columns and the fit's
 #: budget) as the never-active bound times ``(s / LOGISTIC_CLIP_FULL_SNR) ** (1/3)``, from the
-#: size at W = 0 (1/2 for a binary model up to s = 50) to the never-active bound from s = 400: where the noise is small the clip's bias
-#: (misclassified examples pull with 1/2) is what is left. On full Adult (development data,
-#: ``data_norm="auto"``, 3 seeds, f in {1/2, 0.7, 1}) 1/2 was the best or level at s = 65
-#: (epsilon 0.1), 0.7 at s = 129 and 194 (dp_gdws +0.1 to +0.4 points over 1/2 and 1),
-#: 0.7 and 1 level at s = 321, and 1/2 cost dp_gdws 0.6 points at s = 636 (epsilon 1);
-#: dp_sgld preferred 1 from s = 129 by 0.1 point or less. Set after the held-out run of
-#: f = 1/2 (which had 1/2 at or above 1 at every s there).
+#: size at W = 0 (1/2 for a binary model up to s = 50) to the never-active bound from s = 400:
+#: where the noise is small the clip's bias (misclassified examples pull with 1/2) is what is
+#: left. On full Adult (development data, ``data_norm="auto"``, 3 seeds, f in {1/2, 0.7, 1})
+#: 1/2 was the best or level at s = 65 (epsilon 0.1), 0.7 at s = 129 and 194 (dp_gdws +0.1 to
+#: +0.4 points over 1/2 and 1), 0.7 and 1 level at s = 321, and 1/2 cost dp_gdws 0.6 points at
+#: s = 636 (epsilon 1); dp_sgld preferred 1 from s = 129 by 0.1 point or less. Set after the
+#: held-out run of f = 1/2 (which had 1/2 at or above 1 at every s there).
 LOGISTIC_CLIP_FULL_SNR = 400.0
 #: Bounds on the step counts of the full-batch rules (a fit is never a single noisy step, and
 #: more than a thousand full passes buys nothing measurable: research note, topic 2).
