@@ -512,6 +512,35 @@ def read_csv(path):
     return rows
 
 
+def sweep_arguments(parser, factors, datasets, n_grid=N_GRID, optimizers=OPTIMIZERS):
+    """The arguments every development sweep of a derivative clip takes (``--factors``,
+    ``--datasets``, ``--n``, ``--eps``, ``--seeds``, ``--optimizers``), on ``parser``."""
+    parser.add_argument("--factors", nargs="+", type=float, default=list(factors))
+    parser.add_argument("--datasets", nargs="+", default=list(datasets))
+    parser.add_argument("--n", nargs="+", type=int, default=list(n_grid))
+    parser.add_argument("--eps", nargs="+", type=float, default=list(EPS_GRID))
+    parser.add_argument("--seeds", type=int, default=2)
+    parser.add_argument("--optimizers", nargs="+", default=list(optimizers))
+    return parser
+
+
+def clip_sweep(args, score):
+    """The rows ``(data, n, eps, seed, optimizer, f, score, anchor)`` of a derivative-clip sweep
+    (arguments of :func:`sweep_arguments`): ``score(optimizer, f, eps, seed, X_tr, y_tr, X_te,
+    y_te)`` on every cell of :func:`anchored_cells`, warnings silenced."""
+    rows = []
+    for name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor in anchored_cells(
+            args.datasets, args.n, args.eps, args.seeds):
+        for opt in args.optimizers:
+            for f in args.factors:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    value = score(opt, f, eps, seed, X_tr, y_tr, X_te, y_te)
+                rows.append((name, n, eps, seed, opt, f, value, anchor))
+        print(name, n, eps, seed, flush=True)
+    return rows
+
+
 def anchored_cells(datasets, n_grid, eps_grid, seeds, cache=None):
     """``(name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor)`` for every cell of the grid
     whose Opacus anchor is cached (the development sweeps compare against it, never rerun it)."""

@@ -21,7 +21,6 @@ Run: ``python benchmarks/dev_rules_classifier_clip.py --estimator logistic``; wr
 import argparse
 import collections
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -36,29 +35,19 @@ DEFAULT_CLIP = {"logistic": 1.0, "svc": 2.0}  # binary models: Loss.default_clip
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser()
+    p = bd.sweep_arguments(argparse.ArgumentParser(), [1.0, 0.5, 0.25],
+                           ["adult", "breast_cancer", "digits"], optimizers=OPTIMIZERS)
     p.add_argument("--estimator", choices=sorted(DEFAULT_CLIP), default="logistic")
-    p.add_argument("--factors", nargs="+", type=float, default=[1.0, 0.5, 0.25])
-    p.add_argument("--datasets", nargs="+", default=["adult", "breast_cancer", "digits"])
-    p.add_argument("--n", nargs="+", type=int, default=list(bd.N_GRID))
-    p.add_argument("--eps", nargs="+", type=float, default=list(bd.EPS_GRID))
-    p.add_argument("--seeds", type=int, default=2)
-    p.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS))
     p.add_argument("--suffix", default="")
     args = p.parse_args(argv)
     cls = bd.ESTIMATORS[args.estimator][0]
-    rows = []
-    for name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor in bd.anchored_cells(
-            args.datasets, args.n, args.eps, args.seeds):
-        for opt in args.optimizers:
-            for f in args.factors:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    m = cls(epsilon=eps, delta=bd.DELTA, optimizer=opt, data_norm=1.0,
-                            derivative_clip=f * DEFAULT_CLIP[args.estimator],
-                            random_state=seed).fit(X_tr, y_tr)
-                rows.append((name, n, eps, seed, opt, f, float(m.score(X_te, y_te)), anchor))
-        print(name, n, eps, seed, flush=True)
+
+    def accuracy(opt, f, eps, seed, X_tr, y_tr, X_te, y_te):
+        m = cls(epsilon=eps, delta=bd.DELTA, optimizer=opt, data_norm=1.0,
+                derivative_clip=f * DEFAULT_CLIP[args.estimator], random_state=seed)
+        return float(m.fit(X_tr, y_tr).score(X_te, y_te))
+
+    rows = bd.clip_sweep(args, accuracy)
     cells = collections.defaultdict(list)
     for name, n, eps, seed, opt, f, acc, anchor in rows:
         cells[(opt, f, name, n, eps)].append((acc, anchor))

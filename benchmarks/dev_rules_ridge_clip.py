@@ -14,7 +14,6 @@ Run: ``python benchmarks/dev_rules_ridge_clip.py [--factors 2 1 0.5 0.25]``; wri
 
 import argparse
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -30,28 +29,18 @@ OPTIMIZERS = ("dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld", "dp_nsgd_tree", "dp
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser()
-    p.add_argument("--factors", nargs="+", type=float, default=[2.0, 1.0, 0.5, 0.25])
-    p.add_argument("--datasets", nargs="+", default=["wine", "diabetes", "make_regression"])
-    p.add_argument("--n", nargs="+", type=int, default=[1000, 2000, 5000, 10000])
-    p.add_argument("--eps", nargs="+", type=float, default=[0.1, 0.3, 1.0, 3.0])
-    p.add_argument("--seeds", type=int, default=2)
-    p.add_argument("--optimizers", nargs="+", default=list(OPTIMIZERS))
+    p = bd.sweep_arguments(argparse.ArgumentParser(), [2.0, 1.0, 0.5, 0.25],
+                           ["wine", "diabetes", "make_regression"], [1000, 2000, 5000, 10000],
+                           OPTIMIZERS)
     p.add_argument("--out", default="dev_rules_ridge_clip")
     args = p.parse_args(argv)
-    rows = []
-    for name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor in bd.anchored_cells(
-            args.datasets, args.n, args.eps, args.seeds):
-        for opt in args.optimizers:
-            for f in args.factors:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    m = DPRidge(epsilon=eps, delta=bd.DELTA, optimizer=opt, data_norm=1.0,
-                                y_bounds=(-1.0, 1.0), derivative_clip=f,
-                                random_state=seed).fit(X_tr, y_tr)
-                r2 = float(r2_score(y_te, m.predict(X_te)))
-                rows.append((name, n, eps, seed, opt, f, r2, anchor))
-        print(name, n, eps, seed, flush=True)
+
+    def r2(opt, f, eps, seed, X_tr, y_tr, X_te, y_te):
+        m = DPRidge(epsilon=eps, delta=bd.DELTA, optimizer=opt, data_norm=1.0,
+                    y_bounds=(-1.0, 1.0), derivative_clip=f, random_state=seed)
+        return float(r2_score(y_te, m.fit(X_tr, y_tr).predict(X_te)))
+
+    rows = bd.clip_sweep(args, r2)
     import collections
     cells = collections.defaultdict(list)
     for name, n, eps, seed, opt, f, r2, anchor in rows:

@@ -128,9 +128,10 @@ def clip_limit(bound, length):
     return bound * (1.0 - (length + 8.0) * _ULP)
 
 
-def clip_sparse_rows(X, data_norm, intercept_scaling=None):
+def clip_sparse_rows(X, data_norm, intercept_scaling=None, norms=None):
     """A new CSR matrix: rows of the sparse X scaled to L2 norm <= data_norm, plus (with
-    ``intercept_scaling``) a last column of that constant.
+    ``intercept_scaling``) a last column of that constant. ``norms``: the rows' norms when the
+    caller has them already (:func:`sparse_row_norms` of the same X), not computed again.
 
     Works on the stored entries only (never densifies) and writes one new copy of them; the
     caller's matrix is not modified (a CSR input with no duplicate entries shares nothing but,
@@ -148,7 +149,7 @@ def clip_sparse_rows(X, data_norm, intercept_scaling=None):
         values = np.empty(nnz)
         for r0, r1 in blocks:
             a, b = int(indptr[r0]), int(indptr[r1])
-            values[a:b] = _clipped_block(X.data, indptr, counts, r0, r1, bound)
+            values[a:b] = _clipped_block(X.data, indptr, counts, r0, r1, bound, norms)
         out = sp.csr_matrix((n, p))
         out.data, out.indices, out.indptr = values, X.indices[:nnz], X.indptr
         return out
@@ -160,7 +161,7 @@ def clip_sparse_rows(X, data_norm, intercept_scaling=None):
         a, b = int(indptr[r0]), int(indptr[r1])
         ends = indptr[r0 + 1:r1 + 1] - a
         o0, o1 = int(out_indptr[r0]), int(out_indptr[r1])
-        values = _clipped_block(X.data, indptr, counts, r0, r1, bound)
+        values = _clipped_block(X.data, indptr, counts, r0, r1, bound, norms)
         out_data[o0:o1] = np.insert(values, ends, float(intercept_scaling))
         out_indices[o0:o1] = np.insert(X.indices[a:b].astype(index, copy=False), ends, p)
     out = sp.csr_matrix((n, p + 1))
@@ -185,12 +186,19 @@ def _row_blocks(indptr):
     return list(zip(edges[:-1].tolist(), edges[1:].tolist()))
 
 
-def _clipped_block(data, indptr, counts, r0, r1, bound):
-    """Rows ``r0..r1-1``'s stored entries (as float64) clipped to L2 norm ``bound``."""
+def _block(data, indptr, counts, r0, r1):
+    """``(entries, indptr, counts)`` of rows ``r0..r1-1``: their stored entries as float64 and
+    the block's own row pointers."""
     a, b = int(indptr[r0]), int(indptr[r1])
-    block = np.asarray(data[a:b], dtype=np.float64)
-    c = counts[r0:r1]
-    return block * np.repeat(_row_factors(block, indptr[r0:r1 + 1] - a, c, bound), c)
+    return np.asarray(data[a:b], dtype=np.float64), indptr[r0:r1 + 1] - a, counts[r0:r1]
+
+
+def _clipped_block(data, indptr, counts, r0, r1, bound, norms=None):
+    """Rows ``r0..r1-1``'s stored entries (as float64) clipped to L2 norm ``bound`` (their
+    norms computed here unless ``norms``, all rows', is given)."""
+    block, local, c = _block(data, indptr, counts, r0, r1)
+    block_norms = _stored_row_norms(block, local, c) if norms is None else norms[r0:r1]
+    return block * np.repeat(_row_factors(block_norms, c, bound), c)
 
 
 # Sparse clipping is numpy on the stored entries (segment reductions over the rows), not numba:
@@ -251,20 +259,15 @@ def sparse_row_norms(X):
     indptr, counts = X.indptr, np.diff(X.indptr)
     norms = np.empty(X.shape[0])
     for r0, r1 in _row_blocks(indptr):
-        a, b = int(indptr[r0]), int(indptr[r1])
-        block = np.asarray(X.data[a:b], dtype=np.float64)
-        norms[r0:r1] = _stored_row_norms(block, indptr[r0:r1 + 1] - a, counts[r0:r1])
+        norms[r0:r1] = _stored_row_norms(*_block(X.data, indptr, counts, r0, r1))
     return norms
 
 
-def _row_factors(data, indptr, counts, bound):
-    """The factor that clips each row's stored entries to L2 norm ``bound``.
-
-    The norm is computed without overflow or underflow, as :func:`row_norms` does (rows whose
-    sum of squares left [_SMALL_SQ, inf) again, scaled by their largest absolute entry), and
-    compared with, and scaled to, ``clip_limit(bound, stored entries of the row)``.
-    """
-    norms = _stored_row_norms(data, indptr, counts)
+def _row_factors(norms, counts, bound):
+    """The factor that clips each row of ``counts`` stored entries and L2 norm ``norms`` (from
+    :func:`_stored_row_norms`: without overflow or underflow, as :func:`row_norms`) to norm
+    ``bound``: rows are compared with, and scaled to, ``clip_limit(bound, stored entries of
+    the row)``."""
     limit = bound * (1.0 - (counts + 8.0) * _ULP)  # clip_limit(bound, count), row by row
     f = np.ones(counts.shape[0])
     clip = norms > limit

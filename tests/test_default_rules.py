@@ -335,3 +335,24 @@ def test_binary_logistic_clip_bounds_each_example_in_the_sum():
     d = est.privacy_record_.details
     assert est.derivative_clip_ == 0.5
     assert d["lipschitz"] == pytest.approx(0.5 * math.sqrt(2.0))  # rows 1, intercept column 1
+
+
+def test_auto_clip_reads_no_data():
+    """derivative_clip="auto" is a function of public quantities only: data sets of the same
+    shape and budget, with any values and labels, get the same clip (binary and K = 3), and the
+    budget changes it."""
+    rng = np.random.default_rng(0)
+    seen = set()
+    for k in range(3):
+        X = _unit_rows(rng.normal(size=(800, 6)) * 10.0 ** k)
+        for y in (rng.integers(0, 2, 800), (X[:, 0] > 0).astype(int)):
+            est = DPLogisticRegression(epsilon=0.7, delta=1e-5, data_norm=1.0, random_state=k)
+            seen.add(est.fit(X, y).derivative_clip_)
+    assert len(seen) == 1
+    X = _unit_rows(rng.normal(size=(800, 6)))
+    three = {DPLogisticRegression(epsilon=0.7, delta=1e-5, data_norm=1.0, optimizer="dp_gdws",
+                                  random_state=0).fit(X, rng.integers(0, 3, 800)).derivative_clip_
+             for _ in range(3)}
+    assert len(three) == 1
+    large = DPLogisticRegression(epsilon=50.0, delta=1e-5, data_norm=1.0, random_state=0)
+    assert large.fit(X, (X[:, 0] > 0).astype(int)).derivative_clip_ > seen.pop()

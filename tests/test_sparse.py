@@ -131,6 +131,46 @@ def test_sparse_clip_writes_one_copy(monkeypatch):
     assert peak <= 1.2 * copy
 
 
+@pytest.mark.parametrize("intercept", [None, 1.0])
+def test_sparse_clip_with_the_norms_given_is_the_same(monkeypatch, intercept):
+    """The norms data_norm="auto" computed (sparse_row_norms) are reused by the clip, not
+    computed again: the same bits as the clip computing them, over several blocks and with
+    duplicate entries; rows above the bound are clipped (the norms reach the factors)."""
+    import skdp._rows as rows
+    from skdp._rows import clip_sparse_rows, sparse_row_norms
+
+    monkeypatch.setattr(rows, "_CLIP_BLOCK", 1 << 10)
+    X = sp.random(3000, 200, density=0.03, random_state=1, format="coo")
+    X = sp.csr_matrix((np.concatenate([X.data, X.data[:50]]),
+                       (np.concatenate([X.row, X.row[:50]]), np.concatenate([X.col, X.col[:50]]))),
+                      shape=X.shape)  # duplicates stored as such, summed by the clip
+    norms = sparse_row_norms(X)
+    bound = float(np.median(norms))
+    given = clip_sparse_rows(X, bound, intercept, norms=norms)
+    own = clip_sparse_rows(X, bound, intercept)
+    np.testing.assert_array_equal(given.data, own.data)
+    np.testing.assert_array_equal(given.indices, own.indices)
+    np.testing.assert_array_equal(given.indptr, own.indptr)
+    rows_out = np.sqrt(np.asarray(given[:, :200].multiply(given[:, :200]).sum(axis=1)).ravel())
+    assert rows_out.max() <= bound and np.sum(norms > bound) > 1000
+
+
+def test_sparse_fit_computes_the_row_norms_once(monkeypatch):
+    """A private sparse fit with data_norm="auto" reads each row's norm once: the clip reuses
+    the norms of the private median."""
+    import skdp._rows as rows
+    from skdp import DPLogisticRegression
+
+    calls = []
+    stored = rows._stored_row_norms
+    monkeypatch.setattr(rows, "_stored_row_norms",
+                        lambda *a: calls.append(a[2].shape[0]) or stored(*a))
+    X = sp.random(500, 40, density=0.1, random_state=2, format="csr")
+    y = np.arange(500) % 2
+    DPLogisticRegression(epsilon=1.0, random_state=0).fit(X, y)
+    assert sum(calls) == 500
+
+
 # The default optimizer in the default run; the others in the slow run (CI), for time.
 @pytest.mark.parametrize("name", [
     n if n == "dp_gdws" else pytest.param(n, marks=pytest.mark.slow) for n in available_optimizers()

@@ -416,16 +416,20 @@ def _estimators():
         return lambda seed: DPRidge(**common, derivative_clip=0.25, random_state=seed,
                                     **{"y_bounds": (-1.0, 1.0), **kw})
 
-    return logistic, svc, ridge
+    # the logistic model with its own defaults for everything the audit does not fix
+    def logistic_defaults(**kw):
+        return lambda seed: DPLogisticRegression(**common, random_state=seed, **kw)
+
+    return logistic, svc, ridge, logistic_defaults
 
 
 def estimator_paths():
     """The estimator-level audits, ``[EstimatorPath, ...]``."""
-    from ..linear_model import DPLogisticRegression, DPRidge
+    from ..linear_model import DPRidge
     from ..optimizers.dp_gdws import DPGDWS
     from ..optimizers.dp_scd import DPSCD
 
-    logistic, svc, ridge = _estimators()
+    logistic, svc, ridge, logistic_defaults = _estimators()
     E = EstimatorPath
     return [
         E("DPLogisticRegression (logistic)", "losses", logistic()),
@@ -445,9 +449,7 @@ def estimator_paths():
         # the canary, labelled against the data, stays misclassified, so its derivative stays
         # at the clip)
         E("DPLogisticRegression defaults (binary: dp_gdws, clip 1/2)", "losses",
-          lambda seed: DPLogisticRegression(
-              epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False, data_norm=1.0,
-              random_state=seed),
+          logistic_defaults(),
           factor=0.2,
           why="every default of a binary fit with a public row bound: optimizer='auto' "
               "(dp_gdws) and derivative_clip='auto' (1/2). Its default step moves the "
@@ -457,9 +459,7 @@ def estimator_paths():
         # multiclass with a gradient method and derivative_clip="auto": the multinomial
         # derivative's size at W = 0, sqrt(2/3), at this path's small signal-to-noise ratio
         E("DPLogisticRegression K=3 dp_gdws, clip sqrt(2/3)", "multiclass (K = 3)",
-          lambda seed: DPLogisticRegression(
-              epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False, data_norm=1.0,
-              optimizer="dp_gdws", random_state=seed),
+          logistic_defaults(optimizer="dp_gdws"),
           n_classes=3, factor=0.2,
           why="derivative_clip='auto' for K = 3 (session 11's rule) with dp_gdws at its own "
               "step: as the binary defaults path, the default step moves the canary's margin "
@@ -467,9 +467,7 @@ def estimator_paths():
         # multiclass: the public rule picks dp_scd with its defaults (31 rows, 3 columns,
         # s = 15.96 < 16)
         E("DPLogisticRegression K=3 optimizer='auto' (dp_scd)", "multiclass (K = 3)",
-          lambda seed: DPLogisticRegression(
-              epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False, data_norm=1.0,
-              derivative_clip=0.1, random_state=seed),
+          logistic_defaults(derivative_clip=0.1),
           n_classes=3, factor=0.1,
           why="dp_scd at its own defaults, as optimizer='auto' runs it for K = 3 at a small "
               "signal-to-noise ratio: the auto update clip is below the canary's natural dual "

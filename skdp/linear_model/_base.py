@@ -76,17 +76,17 @@ def clip_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
     The caller's array is never modified. With ``intercept_scaling`` set, a constant column of
     that value is appended, so every row of the result has norm <= sqrt(data_norm^2 + s^2)
     (over ``unit``). A sparse X gives a new CSR matrix (the clipping touches the stored entries
-    only). The bound holds for the exact norm of the stored floats, not only up to rounding:
+    only; ``norms`` from :func:`~skdp._rows.sparse_row_norms`). The bound holds for the exact norm of the stored floats, not only up to rounding:
     rows are compared with, and scaled to, :func:`~skdp._rows.clip_limit` (a few ulps below
     data_norm). ``unit`` (the fit works in units of data_norm) is applied in the same pass (a
     row within the bound is ``x / unit``), so the copy is written once. ``norms``: the rows'
-    norms when the caller has computed them already (float64 X only; the same
-    :func:`~skdp._rows.row_norms`).
+    norms when the caller has computed them already (dense float64 X: the same
+    :func:`~skdp._rows.row_norms`; sparse X: :func:`~skdp._rows.sparse_row_norms`).
     """
     from .._rows import clip_factors, clip_sparse_rows, float64_blocks, row_norms
 
     if sp.issparse(X):
-        out = clip_sparse_rows(X, data_norm, intercept_scaling)
+        out = clip_sparse_rows(X, data_norm, intercept_scaling, norms)
         if unit != 1.0:
             out.data /= unit
         return out

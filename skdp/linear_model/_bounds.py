@@ -113,7 +113,8 @@ Y_BOUNDS_MAD_FACTOR = 4.0
 #: 3 points of accuracy on average.
 Y_BOUNDS_CELLS = True
 #: ``DPRidge(y_bounds="auto")`` warns when the released spread (:data:`Y_SPREAD_QUANTILE`) is
-#: below this fraction of the released centre's magnitude (the grid's rounding of the centre, 2^(1/8) - 1).
+#: below this fraction of the released centre's magnitude (the grid's rounding of the centre,
+#: 2^(1/8) - 1).
 Y_OFFSET_WARNING = 2.0 ** 0.125 - 1.0
 
 #: Most of a fit's rho that one automatic bound may take when its base share is too little for
@@ -432,7 +433,7 @@ def public_data_norm(param, fit):
 def resolve_data_norm(param, X, fit, sample_weight=None):
     """``(data_norm, row_scale, norms)``: the row-norm bound a fit uses, the typical row norm
     that ``intercept_scaling="auto"`` takes, and the rows' norms when they were computed here
-    for a dense in-memory X (None otherwise), for the clip factors of the fit's design.
+    for an in-memory X (None for Dask), for the clip factors of the fit's design.
 
     The bound is the public number given, the pipeline's public bound, the exact largest norm
     of the rows of positive ``sample_weight`` (epsilon = inf), or ``DATA_NORM_FACTOR`` times a
@@ -445,18 +446,18 @@ def resolve_data_norm(param, X, fit, sample_weight=None):
     if public is not None:
         return public, public, None
     norms = _row_norms(X)
-    dense = None if is_dask(norms) or sp.issparse(X) else norms
+    computed = None if is_dask(norms) else norms
     if not fit.private and is_dask(norms):  # epsilon = inf: the exact bound, a reduction
         top = dask_max(norms, sample_weight)
-        return ((top, top) if top > 0 else (1.0, 1.0)) + (dense,)
+        return ((top, top) if top > 0 else (1.0, 1.0)) + (computed,)
     if not fit.private:
         kept = _weighted_rows(norms, sample_weight)
         top = float(kept.max()) if kept.size else 0.0
         top = top if top > 0 else 1.0
-        return top, top, dense
+        return top, top, computed
     grid = positive_grid(DATA_NORM_GRID_STEP)
     median = max(fit.quantile(norms, 0.5, DATA_NORM_SHARE, 1, grid, "data_norm"), grid[1])
-    return DATA_NORM_FACTOR * median, median, dense
+    return DATA_NORM_FACTOR * median, median, computed
 
 
 def check_y_bounds(param):

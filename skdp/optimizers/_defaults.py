@@ -189,7 +189,8 @@ def snr(n, dim, rho):
 
 
 def prefers_dual(n, n_columns, rho, lam_n):
-    """Whether ``optimizer="auto"`` of a logistic model runs dp_scd rather than dp_gdws.
+    """Whether ``optimizer="auto"`` of a multiclass logistic model runs dp_scd rather than
+    dp_gdws (a binary one runs dp_gdws since session 11, see ``DUAL_MAX_SNR``).
 
     Public inputs only: n, the number of columns p of the design (features and intercept), the
     zCDP budget rho, and the regularisation ``lam n`` in units of rows of norm <= 1 (from the
