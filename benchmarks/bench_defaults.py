@@ -236,9 +236,9 @@ def sklearn_score(est, X_tr, y_tr, X_te, y_te):
         return float(r2_score(y_te, Ridge(alpha=1.0).fit(X_tr, y_tr).predict(X_te)))
 
 
-def skdp_fit(est, optimizer, X_tr, y_tr, X_te, y_te, eps, seed):
+def skdp_fit(est, optimizer, X_tr, y_tr, X_te, y_te, eps, seed, data_norm=1.0):
     cls, task, _ = ESTIMATORS[est]
-    kw = dict(epsilon=eps, delta=DELTA, optimizer=optimizer, data_norm=1.0, random_state=seed)
+    kw = dict(epsilon=eps, delta=DELTA, optimizer=optimizer, data_norm=data_norm, random_state=seed)
     if task == "regression":
         kw["y_bounds"] = (-1.0, 1.0)
     t0 = time.perf_counter()

@@ -8,7 +8,7 @@ import pytest
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 from skdp.linear_model._base import clip_rows
-from skdp.losses import get_loss, objective
+from skdp.losses import MULTINOMIAL, get_loss, objective
 from skdp.optimizers import Budget, Problem
 from skdp.optimizers.dp_scd import DPSCD, _run_private
 from skdp.optimizers._scd_kernels import (
@@ -367,8 +367,8 @@ def test_determinism_and_utility():
 
 
 def test_defaults_from_public_quantities():
-    """The auto update clip: a multiple min(cap, n sqrt(2 rho) / k) of the natural size
-    scale * Lam / (Lam + L R^2) of one dual step (cap, k per loss family; docs/optimizers)."""
+    """The auto update clip: a multiple min(cap, (n sqrt(2 rho) / k) ** a) of the natural size
+    scale * Lam / (Lam + L R^2) of one dual step (cap, k, a per loss family; docs/optimizers)."""
     from skdp.privacy import GaussianEvent, calibrate_noise_multiplier
 
     X, y = breast_cancer()
@@ -379,7 +379,20 @@ def test_defaults_from_public_quantities():
     assert res.extras["batch_size"] == L
     z, _ = calibrate_noise_multiplier(GaussianEvent, 1.0, 1e-5, "rdp")  # rho = 1 / (2 z^2)
     Lam, R2 = pr.lam * n, pr.row_norm_bound**2
-    assert res.extras["update_clip"] == pytest.approx(min(3.0, n / z / 120.0) * Lam / (Lam + L * R2))
+    assert res.extras["update_clip"] == pytest.approx(
+        min(2.0, (n / z / 100.0) ** 0.75) * Lam / (Lam + L * R2))
+    svc = _problem("svc", X, y, reg=1.0)
+    res = DPSCD().solve(svc, Budget(1.0, 1e-5), np.random.default_rng(0))
+    Lam, R2 = svc.lam * n, svc.row_norm_bound**2
+    assert res.extras["update_clip"] == pytest.approx(min(1.0, n / z / 240.0) * Lam / (Lam + L * R2))
+    Xi, yi = iris()  # multinomial: the linear rule, k = 120, cap 3
+    mc = _problem("logistic", Xi, yi, reg=1.0)
+    assert mc.loss.loss_id == MULTINOMIAL
+    ni = Xi.shape[0]
+    res = DPSCD().solve(mc, Budget(1.0, 1e-5), np.random.default_rng(0))
+    Li, Lam = max(10, round(math.sqrt(ni))), mc.lam * ni
+    expected = min(3.0, ni / z / 120.0) * Lam / (Lam + Li * mc.row_norm_bound**2)
+    assert res.extras["update_clip"] == pytest.approx(min(expected, DPSCD._max_update(mc)))
     prr = _problem("ridge", *diabetes(), reg=1.0, clip=4.0)
     m = prr.n_samples
     res = DPSCD().solve(prr, Budget(1.0, 1e-5), np.random.default_rng(0))
