@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_defaults.py [--optimizers dp_gdws ...] [--estimators logistic
 ridge svc] [--datasets adult wine ...] [--n 500 1000 ...] [--eps 0.1 0.3 1 3] [--seeds 3]
-[--heldout {dev,heldout,all}] [--out defaults]``.
+[--first-seed 0] [--heldout {dev,heldout,all}] [--out defaults]``.
 
 Writes ``benchmarks/results/<out>.csv`` (one row per method, cell and seed) and ``<out>.md``
 (a table per estimator: mean over seeds, cells that miss the issue's criteria marked), plus
@@ -301,7 +301,7 @@ def run(args, log=print):
             continue
         part = "heldout" if name in HELDOUT else "dev"
         for n in sizes(name, args.n):
-            for seed in range(args.seeds):
+            for seed in range(getattr(args, "first_seed", 0), getattr(args, "first_seed", 0) + args.seeds):
                 _, X_tr, y_tr, X_te, y_te = subsample(name, n, seed)
                 base = baseline_score(task, y_tr, y_te)
                 for est in ests:
@@ -573,6 +573,8 @@ def main(argv=None):
     p.add_argument("--n", nargs="+", type=int, default=list(N_GRID))
     p.add_argument("--eps", nargs="+", type=float, default=list(EPS_GRID))
     p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--first-seed", type=int, default=0,
+                   help="run seeds first-seed .. first-seed + seeds - 1 (to extend a grid)")
     p.add_argument("--heldout", choices=["dev", "heldout", "all"], default="dev",
                    help="which part of the grid (default: the development part only)")
     p.add_argument("--out", default="defaults", help="file stem under benchmarks/results")

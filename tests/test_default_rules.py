@@ -356,3 +356,50 @@ def test_auto_clip_reads_no_data():
     assert len(three) == 1
     large = DPLogisticRegression(epsilon=50.0, delta=1e-5, data_norm=1.0, random_state=0)
     assert large.fit(X, (X[:, 0] > 0).astype(int)).derivative_clip_ > seen.pop()
+
+
+def test_budget_opening_is_the_stated_shape():
+    """1/2 up to s = 50, (s / 400)^(1/3) above, 1 from s = 400; another floor moves only the
+    flat part, another full s the whole curve; monotone in s."""
+    from skdp.optimizers._defaults import budget_opening
+
+    assert budget_opening(0.0) == budget_opening(1.0) == budget_opening(50.0) == 0.5
+    assert budget_opening(200.0) == pytest.approx(0.5 ** (1.0 / 3.0))
+    assert budget_opening(400.0) == budget_opening(1e6) == 1.0
+    assert budget_opening(1.0, 0.8) == 0.8
+    assert budget_opening(300.0, 0.8) == pytest.approx(0.75 ** (1.0 / 3.0))
+    assert budget_opening(25.0, 0.5, 200.0) == 0.5 and budget_opening(200.0, 0.5, 200.0) == 1.0
+    assert budget_opening(100.0, 0.5, 200.0) == pytest.approx(0.5 ** (1.0 / 3.0))
+    values = [budget_opening(s) for s in np.geomspace(0.1, 1e4, 60)]
+    assert np.all(np.diff(values) >= 0)
+
+
+@pytest.mark.parametrize("n, epsilon", [(500, 0.3), (4000, 1.0), (20000, 3.0)])
+def test_squared_hinge_step_and_time_open_with_s(n, epsilon):
+    """DPLinearSVC's squared hinge: dp_gdws's "auto" step is the (capped) noise-adaptive step
+    times the opening at s (1/2 up to s = 25, (s / 200)^(1/3), 1 from s = 200; the logistic
+    loss's step is not scaled), dp_sgld's step count covers the Langevin time 16 s / (G R) times
+    the opening; s recomputed independently of skdp's snr()."""
+    import math
+
+    from skdp.optimizers._defaults import budget_opening, noisy_gd_step
+
+    rng = np.random.default_rng(1)
+    X = _unit_rows(rng.normal(size=(n, 8)))
+    y = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(float)
+    s = _independent_snr(n, 8, epsilon, 1e-5)
+    opening = min(1.0, max(0.5, (s / 200.0) ** (1.0 / 3.0)))
+    assert budget_opening(s, 0.5, 200.0) == pytest.approx(opening)
+    hinge = _problem(X, 2.0 * y - 1.0, "squared_hinge")
+    auto, _ = _resolved(DPGDWS(), hinge, epsilon)
+    plain, _ = _resolved(DPGDWS(step="noise_adaptive"), hinge, epsilon)
+    assert auto["step"] == pytest.approx(opening * plain["step"])
+    logistic = _problem(X, y, "logistic")
+    a, _ = _resolved(DPGDWS(), logistic, epsilon)
+    b, _ = _resolved(DPGDWS(step="noise_adaptive"), logistic, epsilon)
+    assert a["step"] == b["step"]
+    h, record = _resolved(DPSGLD(), hinge, epsilon)
+    time = 16.0 * s / (hinge.gradient_bound * hinge.row_norm_bound) * opening
+    eta = noisy_gd_step(hinge.smoothness)
+    assert record.n_steps == min(1000, max(5, math.ceil(time / eta - 1e-9)))
+

@@ -420,7 +420,11 @@ def _estimators():
     def logistic_defaults(**kw):
         return lambda seed: DPLogisticRegression(**common, random_state=seed, **kw)
 
-    return logistic, svc, ridge, logistic_defaults
+    # the SVC with its own defaults (step, step count, derivative clip) but the optimizer
+    def svc_defaults(optimizer):
+        return lambda seed: DPLinearSVC(**common, optimizer=optimizer, random_state=seed)
+
+    return logistic, svc, ridge, logistic_defaults, svc_defaults
 
 
 def estimator_paths():
@@ -429,7 +433,7 @@ def estimator_paths():
     from ..optimizers.dp_gdws import DPGDWS
     from ..optimizers.dp_scd import DPSCD
 
-    logistic, svc, ridge, logistic_defaults = _estimators()
+    logistic, svc, ridge, logistic_defaults, svc_defaults = _estimators()
     E = EstimatorPath
     return [
         E("DPLogisticRegression (logistic)", "losses", logistic()),
@@ -464,6 +468,16 @@ def estimator_paths():
           why="derivative_clip='auto' for K = 3 (session 11's rule) with dp_gdws at its own "
               "step: as the binary defaults path, the default step moves the canary's margin "
               "out of the clip, so the fault is scaled further"),
+        # the squared hinge's step (dp_gdws) and Langevin time (dp_sgld) shortened by the
+        # public opening rule where s is small (session 12), at the optimizers' own defaults
+        E("DPLinearSVC dp_gdws defaults (opened step)", "losses", svc_defaults("dp_gdws"),
+          loss="squared_hinge"),
+        E("DPLinearSVC dp_sgld defaults (opened time)", "losses", svc_defaults("dp_sgld"),
+          loss="squared_hinge", factor=0.2,
+          why="dp_sgld at its own step and Langevin time (a few long steps at this path's small "
+              "s): the canary's hinge leaves the clip early, so the statistic sees part of its "
+              "pull (real 0.12 against the claim 2; noise x0.5 not caught, 1.01; x0.2 caught, "
+              "3.92)"),
         # multiclass: the public rule picks dp_scd with its defaults (31 rows, 3 columns,
         # s = 15.96 < 16)
         E("DPLogisticRegression K=3 optimizer='auto' (dp_scd)", "multiclass (K = 3)",
