@@ -159,6 +159,8 @@ def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld():
     ("DPLogisticRegression K=3 optimizer='auto' (dp_scd)", "auto", "dp_scd", 0.1),
     ("DPLogisticRegression K=3 dp_gdws, clip sqrt(2/3)", "dp_gdws", "dp_gdws",
      (2.0 / 3.0) ** 0.5),
+    ("DPLogisticRegression dp_scd defaults (binary, auto update clip)", "dp_scd", "dp_scd",
+     0.1),
     ("DPLinearSVC dp_gdws defaults (opened step)", "dp_gdws", "dp_gdws", 2.0),
     ("DPLinearSVC dp_sgld defaults (opened time)", "dp_sgld", "dp_sgld", 2.0),
 ])

@@ -468,6 +468,14 @@ def estimator_paths():
           why="derivative_clip='auto' for K = 3 (session 11's rule) with dp_gdws at its own "
               "step: as the binary defaults path, the default step moves the canary's margin "
               "out of the clip, so the fault is scaled further"),
+        # binary dp_scd at its own update clip (session 12's rule for the logistic loss)
+        E("DPLogisticRegression dp_scd defaults (binary, auto update clip)", "losses",
+          logistic_defaults(optimizer="dp_scd", derivative_clip=0.1), factor=0.1,
+          why="dp_scd at its own update clip, as a user who names it runs it: as for the K = 3 "
+              "dp_scd defaults path, the auto clip is below the canary's natural dual step and "
+              "its few sampled updates are averaged into the model, so the statistic sees a "
+              "fraction of the loss (real 0.00 against the claim 2; noise x0.5 0.00 and x0.2 "
+              "0.36 not caught; x0.1 caught at 3.04)"),
         # the squared hinge's step (dp_gdws) and Langevin time (dp_sgld) shortened by the
         # public opening rule where s is small (session 12), at the optimizers' own defaults
         E("DPLinearSVC dp_gdws defaults (opened step)", "losses", svc_defaults("dp_gdws"),
