@@ -318,6 +318,9 @@ def budget_opening(signal_to_noise, floor=0.5, full_snr=LOGISTIC_CLIP_FULL_SNR):
 #: +0.5 points on average at bound 1 / 1.5, cells more than 1 point below the Opacus anchor
 #: 4 -> 0 and 12 -> 4; dp_sgld: +0.8 / +0.3, 4 -> 1 and 7 -> 5); from s ~ 100 dp_gdws wanted
 #: m = 1 (bound 1 / 1.5 at s 100..200: 0.2 / 0.5 points better than 1/2), dp_sgld was level.
+#: The opening adopted (to s = 200): dp_gdws 0.7984 -> 0.8102 and 0.7879 -> 0.7935, cells
+#: 4 -> 0 and 12 -> 5; dp_sgld 0.7999 -> 0.8082 and 0.7887 -> 0.7920, 4 -> 1 and 7 -> 5
+#: (``python benchmarks/dev_rules_svc_steps.py report``, results/dev_rules_svc_steps.md).
 SQUARED_HINGE_OPENING_LOSSES = frozenset({"squared_hinge"})
 #: ... the s from which they are whole: the sweep was level for 200, 400 and 800 (interpolated:
 #: dp_gdws 0.8102 / 0.8104 / 0.8104 at bound 1), and on full Adult (32561 rows, ``"auto"``, 3
