@@ -131,7 +131,13 @@ def test_auto_of_ridge_and_svc_and_their_fallbacks():
     X, y = _unit_rows(300, 5)
     assert DPRidge(random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_scd"
     assert DPRidge(warm_start=True, random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_gdws"
-    assert DPLinearSVC(random_state=0).fit(X, y).optimizer_.name == "dp_nag_opt"
+    # DPLinearSVC: dp_gdws for binary problems, dp_nag_opt for multiclass ones (session 12)
+    assert DPLinearSVC(random_state=0).fit(X, y).optimizer_.name == "dp_gdws"
+    y3 = np.argmax(X[:, :3], axis=1)
+    assert DPLinearSVC(random_state=0).fit(X, y3).optimizer_.name == "dp_nag_opt"
+    # the classes are public when given: the rule reads them, not y
+    svc = DPLinearSVC(classes=[0, 1, 2], random_state=0).fit(X, (y3 > 0).astype(int))
+    assert svc.optimizer_.name == "dp_nag_opt"
 
 
 def test_auto_on_dask_runs_a_distributed_optimizer():

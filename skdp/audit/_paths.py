@@ -420,7 +420,7 @@ def _estimators():
     def logistic_defaults(**kw):
         return lambda seed: DPLogisticRegression(**common, random_state=seed, **kw)
 
-    # the SVC with its own defaults (step, step count, derivative clip) but the optimizer
+    # the SVC with its own defaults (step, step count, derivative clip); the optimizer given
     def svc_defaults(optimizer):
         return lambda seed: DPLinearSVC(**common, optimizer=optimizer, random_state=seed)
 
@@ -477,8 +477,9 @@ def estimator_paths():
               "fraction of the loss (real 0.00 against the claim 2; noise x0.5 0.00 and x0.2 "
               "0.36 not caught; x0.1 caught at 3.04)"),
         # the squared hinge's step (dp_gdws) and Langevin time (dp_sgld) shortened by the
-        # public opening rule where s is small (session 12), at the optimizers' own defaults
-        E("DPLinearSVC dp_gdws defaults (opened step)", "losses", svc_defaults("dp_gdws"),
+        # public opening rule where s is small (session 12), at the optimizers' own defaults;
+        # binary optimizer="auto" runs dp_gdws since session 12
+        E("DPLinearSVC defaults (binary: dp_gdws, opened step)", "losses", svc_defaults("auto"),
           loss="squared_hinge"),
         E("DPLinearSVC dp_sgld defaults (opened time)", "losses", svc_defaults("dp_sgld"),
           loss="squared_hinge", factor=0.2,
