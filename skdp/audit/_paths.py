@@ -481,6 +481,12 @@ def estimator_paths():
         # binary optimizer="auto" runs dp_gdws since session 12
         E("DPLinearSVC defaults (binary: dp_gdws, opened step)", "losses", svc_defaults("auto"),
           loss="squared_hinge"),
+        E("DPLinearSVC K=3 optimizer='auto' (dp_nag_opt)", "multiclass (K = 3)",
+          svc_defaults("auto"), loss="squared_hinge", n_classes=3, factor=0.2,
+          why="dp_nag_opt at its own defaults, as optimizer='auto' runs it for K = 3: its "
+              "default steps move the canary's margins out of the clip, so the statistic sees "
+              "part of its pull (real 0.46 against the claim 2; noise x0.5 1.55, not caught; "
+              "x0.2 caught at 4.24)"),
         E("DPLinearSVC dp_sgld defaults (opened time)", "losses", svc_defaults("dp_sgld"),
           loss="squared_hinge", factor=0.2,
           why="dp_sgld at its own step and Langevin time (a few long steps at this path's small "
