@@ -300,8 +300,9 @@ def run(args, log=print):
         if not ests:
             continue
         part = "heldout" if name in HELDOUT else "dev"
+        first = getattr(args, "first_seed", 0)
         for n in sizes(name, args.n):
-            for seed in range(getattr(args, "first_seed", 0), getattr(args, "first_seed", 0) + args.seeds):
+            for seed in range(first, first + args.seeds):
                 _, X_tr, y_tr, X_te, y_te = subsample(name, n, seed)
                 base = baseline_score(task, y_tr, y_te)
                 for est in ests:

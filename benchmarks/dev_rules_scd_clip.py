@@ -1,11 +1,12 @@
 """Development sweep for dp_scd's update clip at small n (session 12; development data only).
 
-``auto_update_clip`` sets the clip to ``g * natural`` with ``g = min(CLIP_MAX, n sqrt(2 rho) /
-CLIP_SNR)``, fitted on n 1000..5000 at epsilon <= 1 (``dev_rules_h17.py``). At n = 500 it
-made dp_scd flat in epsilon (digits: 0.800 at epsilon 1, 0.803 at 3): the noise on the shared
-vector V is ``z * clip * R`` per step and never decays, and g grew faster in epsilon than the
-multiplier z fell. This sweep fixes g in {1/16, 1/8, 1/4, 1/2, 1, 2, 3} (1 is the natural size of one dual
-step) on Adult, breast cancer and digits, n 500..10000, epsilon 0.1..3, 3 seeds, for the
+``auto_update_clip`` set the clip to ``g * natural`` with ``g = min(CLIP_MAX, n sqrt(2 rho) /
+CLIP_SNR)`` before session 12, fitted on n 1000..5000 at epsilon <= 1 (``dev_rules_h17.py``).
+At n = 500 it made dp_scd flat in epsilon (digits: 0.800 at epsilon 1, 0.803 at 3): the noise on
+the shared vector V is ``z * clip * R`` per step and never decays, and g grew faster in epsilon
+than the multiplier z fell. This sweep fixes g in {1/16, 1/8, 1/4, 1/2, 1, 2, 3} (1 is the
+natural size of one dual step) on Adult, breast cancer and digits, n 426..10000, epsilon
+0.1..3, 3 seeds, for the
 logistic loss and the squared hinge, and writes every score with the cell's public
 signal-to-noise ratio ``s = snr(n, p, rho)``.
 
@@ -35,7 +36,8 @@ import bench_defaults as bd  # noqa: E402
 from skdp.optimizers import dp_scd  # noqa: E402
 from skdp.optimizers._defaults import budget_rho, snr  # noqa: E402
 
-FACTORS = {"logistic": (1 / 16, 1 / 8, 0.25, 0.5, 1.0, 2.0, 3.0), "svc": (1 / 16, 1 / 8, 0.25, 0.5, 1.0, 2.0)}
+FACTORS = {"logistic": (1 / 16, 1 / 8, 0.25, 0.5, 1.0, 2.0, 3.0),
+           "svc": (1 / 16, 1 / 8, 0.25, 0.5, 1.0, 2.0)}
 FAMILY = {"logistic": "logistic", "svc": "squared_hinge"}
 DATASETS = ("adult", "breast_cancer", "digits")
 N_GRID = (500, 1000, 2000, 5000, 10000)

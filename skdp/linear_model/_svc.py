@@ -47,8 +47,6 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         ),
     )
 
-    _auto_default = "dp_nag_opt"
-
     def _auto_choice(self, n_samples, n_columns, fit, public_norm, lam):
         """Binary: dp_gdws (since session 12, when its squared-hinge step was shortened where
         the budget is small for the data: on the defaults grid's development part ahead of

@@ -26,8 +26,8 @@ from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._defaults import (
-    SQUARED_HINGE_FULL_SNR, SQUARED_HINGE_OPENING_LOSSES, budget_opening, budget_rho, gdws_smoothing, gdws_steps,
-    noisy_gd_step, snr,
+    SQUARED_HINGE_FULL_SNR, SQUARED_HINGE_OPENING_LOSSES, budget_opening, budget_rho,
+    gdws_smoothing, gdws_steps, noisy_gd_step, snr,
 )
 from ._glm import (
     block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
