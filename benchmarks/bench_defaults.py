@@ -9,6 +9,11 @@ Writes ``benchmarks/results/<out>.csv`` (one row per method, cell and seed) and 
 ``<out>_<estimator>.png`` (score minus the Opacus anchor against n, one panel per data set and
 epsilon).
 
+The docs' ten-seed grid (session 12) is seeds 0 to 2 of the earlier grids plus
+``--heldout dev --seeds 7 --first-seed 3 --out defaults_s12_seeds3to9_dev`` (and ``heldout``),
+with the pairs whose rules changed rerun at all ten seeds, merged by ``defaults_report.py``
+(``--after`` ... ``--out defaults_s12_10seeds``; the commands are in that file's docstring).
+
 **Grid.** n (training rows) in {500, 1000, 2000, 5000, 10000, 30000}, where the data set has
 that many training rows (a seeded subsample of the training split; the bundled small sets run
 once at their full training size, reported under that n); epsilon in {0.1, 0.3, 1, 3}; delta

@@ -1,7 +1,7 @@
 """Issue 15's criteria, counted on the defaults grid of ``bench_defaults.py`` (before / after).
 
 Run: ``python benchmarks/defaults_report.py --after a.csv b.csv ... --before c.csv ...
-[--changed logistic:dp_scd ridge:dp_gdws] --out defaults_h17``.
+[--changed logistic:dp_scd ridge:dp_gdws] [--seeds N] --out defaults_h17``.
 
 The grid is run in pieces (``bench_defaults.py --datasets ... --n ... --out ...``). ``--after``
 lists the pieces at the current rules (a csv, or the log of a run stopped before it wrote
@@ -16,7 +16,24 @@ per estimator, development and held-out parts separate) and ``results/<out>_crit
 * (c) the estimator's default optimizer below the anchor;
 * (d) dp_masg equal to dp_nag_opt (the same score in every seed), and within half a point;
 
-counted per part, before and after, on the cells both grids have (mean over seeds).
+counted per part, before and after, on the cells both grids have (mean over seeds); the
+failing cells' tables give the seeds and the paired standard error of each gap to the anchor,
+and the cells beyond two standard errors are counted.
+
+Session 12's ten-seed grid (``results/defaults_s12_10seeds*``), from the repository root::
+
+    R=benchmarks/results
+    python benchmarks/defaults_report.py --after $R/defaults_s11.csv $R/defaults_s12_scd.csv \
+        $R/defaults_s12_seeds3to9_dev.csv $R/defaults_s12_seeds3to9_heldout.csv \
+        $R/defaults_s12_svc.csv --before $R/defaults_s11.csv $R/defaults_s12_seeds3to9_dev.csv \
+        $R/defaults_s12_seeds3to9_heldout.csv $R/defaults_s12_scd_oldrule_seeds3to9.csv \
+        --changed logistic:dp_scd svc:dp_gdws svc:dp_sgld --out defaults_s12_10seeds
+
+``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
+12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
+``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier
+ones: ``--after $R/defaults_s11.csv $R/defaults_s12_scd.csv $R/defaults_s12_svc.csv --before
+$R/defaults_s11.csv --changed (the same) --seeds 3 --out defaults_s12``.
 """
 
 import argparse
@@ -316,11 +333,16 @@ def main(argv=None):
     p.add_argument("--before", nargs="*", default=[])
     p.add_argument("--changed", nargs="*", default=["logistic:dp_scd", "ridge:dp_gdws"])
     p.add_argument("--out", default="defaults_h17")
+    p.add_argument("--seeds", type=int, default=None,
+                   help="keep seeds 0 .. seeds - 1 only (default: every seed the pieces have)")
     p.add_argument("--no-auto", dest="auto", action="store_false",
                    help="grids of the named defaults (before optimizer=\"auto\")")
     args = p.parse_args(argv)
     changed = {tuple(c.split(":")) for c in args.changed}
     after, before = merge(args.after, args.before, changed)
+    if args.seeds is not None:  # the first seeds only (to compare with a grid that has fewer)
+        after = [r for r in after if r["seed"] < args.seeds]
+        before = [r for r in before if r["seed"] < args.seeds]
     if args.auto:  # the default is optimizer="auto": derive its column (bd.with_auto)
         after, before = bd.with_auto(after), bd.with_auto(before)
     for path in bd.write(after, list(bd.OPTIMIZERS) + ["auto"] * args.auto, args.out):
