@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import bench_defaults as bd  # noqa: E402
-from skdp.optimizers import _defaults, dp_gdws  # noqa: E402
+from skdp.optimizers import _defaults  # noqa: E402
 from skdp.optimizers.dp_gdws import DPGDWS  # noqa: E402
 from skdp.optimizers._defaults import budget_rho, snr  # noqa: E402
 
@@ -42,7 +42,7 @@ def sweep(data_norm=1.0):
     step, factor = DPGDWS._step_size, _defaults.CLASSIFICATION_FACTOR
     opening = _defaults.SQUARED_HINGE_OPENING_LOSSES
     # m times the rules as they were before session 12 (no opening for the squared hinge)
-    _defaults.SQUARED_HINGE_OPENING_LOSSES = dp_gdws.SQUARED_HINGE_OPENING_LOSSES = frozenset()
+    _defaults.SQUARED_HINGE_OPENING_LOSSES = frozenset()
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["dataset", "n", "eps", "seed", "s", "optimizer", "m", "score", "anchor"])
@@ -62,7 +62,7 @@ def sweep(data_norm=1.0):
             fh.flush()
             print(name, n, eps, seed, flush=True)
     DPGDWS._step_size, _defaults.CLASSIFICATION_FACTOR = step, factor
-    _defaults.SQUARED_HINGE_OPENING_LOSSES = dp_gdws.SQUARED_HINGE_OPENING_LOSSES = opening
+    _defaults.SQUARED_HINGE_OPENING_LOSSES = opening
 
 
 def report():

@@ -372,6 +372,12 @@ def test_budget_opening_is_the_stated_shape():
     assert budget_opening(100.0, 0.5, 200.0) == pytest.approx(0.5 ** (1.0 / 3.0))
     values = [budget_opening(s) for s in np.geomspace(0.1, 1e4, 60)]
     assert np.all(np.diff(values) >= 0)
+    # the squared hinge's step share opens to s = 200; every other loss takes its full step
+    from skdp.optimizers._defaults import step_share
+
+    assert step_share("squared_hinge", 25.0) == 0.5 and step_share("squared_hinge", 200.0) == 1.0
+    for loss in ("logistic", "multinomial", "squared"):
+        assert step_share(loss, 1.0) == 1.0
 
 
 @pytest.mark.parametrize("n, epsilon", [(500, 0.3), (4000, 1.0), (20000, 3.0)])

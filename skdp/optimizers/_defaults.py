@@ -13,7 +13,7 @@ from ..privacy.record import zcdp_rho_for_budget
 __all__ = [
     "budget_rho", "prefers_dual", "gdws_smoothing", "gdws_steps", "noisy_gd_step",
     "noisy_gd_time", "snr", "steps_for_time", "tree_epochs", "tree_steps_per_epoch",
-    "budget_opening",
+    "budget_opening", "step_share",
     "tree_regression_travel", "squared_loss_clip", "logistic_loss_clip",
 ]
 
@@ -223,7 +223,7 @@ def noisy_gd_time(loss_name, n, dim, rho, gradient_bound, row_norm_bound):
       the direction keeps improving with t until the objective is optimised; the convex balance
       ``eta T = R_w n sqrt(2 rho) / (G sqrt(d))`` (Bassily, Smith, Thakurta 2014) with a
       public R_w = ``CLASSIFICATION_FACTOR / R``: ``CLASSIFICATION_FACTOR s / (G R)``, times
-      :func:`budget_opening` for the squared hinge (fitted, ``SQUARED_HINGE_OPENING_LOSSES``).
+      :func:`step_share` (below 1 for the squared hinge at a small s; fitted).
 
     With lam = 1 / (n C) the strongly convex rate ``exp(-T / kappa)`` of the research note
     never applies at the default C (kappa ~ n), so these convex regimes set the time.
@@ -231,10 +231,7 @@ def noisy_gd_time(loss_name, n, dim, rho, gradient_bound, row_norm_bound):
     s = snr(n, dim, rho)
     if loss_name == "squared":
         return REGRESSION_FACTOR * s * s / (gradient_bound * gradient_bound)
-    time = CLASSIFICATION_FACTOR * s / (gradient_bound * row_norm_bound)
-    if loss_name in SQUARED_HINGE_OPENING_LOSSES:
-        time *= budget_opening(s, 0.5, SQUARED_HINGE_FULL_SNR)
-    return time
+    return CLASSIFICATION_FACTOR * s / (gradient_bound * row_norm_bound) * step_share(loss_name, s)
 
 
 def steps_for_time(total_time, step):
@@ -327,6 +324,16 @@ SQUARED_HINGE_OPENING_LOSSES = frozenset({"squared_hinge"})
 #: seeds, epsilon 0.1, s ~ 92) dp_gdws scored 0.8472 unscaled, 0.8446 with 400, 0.8457 with 200
 #: (and level at epsilon 0.3, s ~ 250, where 400 lost 0.2 points).
 SQUARED_HINGE_FULL_SNR = 200.0
+
+
+def step_share(loss_name, signal_to_noise):
+    """The share of its full step length a classification loss's gradient method takes at a
+    public signal-to-noise ratio s: for the squared hinge ``budget_opening(s, 1/2,
+    SQUARED_HINGE_FULL_SNR)`` (dp_gdws's noise-adaptive step, dp_sgld's Langevin time), 1 for
+    every other loss."""
+    if loss_name not in SQUARED_HINGE_OPENING_LOSSES:
+        return 1.0
+    return budget_opening(signal_to_noise, 0.5, SQUARED_HINGE_FULL_SNR)
 
 
 def logistic_loss_clip(optimizer_name, signal_to_noise, n_classes=2):

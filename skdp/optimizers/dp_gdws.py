@@ -25,10 +25,7 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._defaults import (
-    SQUARED_HINGE_FULL_SNR, SQUARED_HINGE_OPENING_LOSSES, budget_opening, budget_rho,
-    gdws_smoothing, gdws_steps, noisy_gd_step, snr,
-)
+from ._defaults import budget_rho, gdws_smoothing, gdws_steps, noisy_gd_step, snr, step_share
 from ._glm import (
     block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
     threads_allowed,
@@ -146,7 +143,7 @@ class DPGDWS(DPOptimizer):
         "noise_adaptive": the thesis's rule (Th-4.21) in mean form, capped so that
         ``step * smoothing <= 1/L``; "c_over_L": ``c / (L * smoothing)`` (the paper's heavy-ball
         step c/L); a float: the step itself; "auto": "noise_adaptive" for the classification
-        losses (for the squared hinge times :func:`skdp.optimizers._defaults.budget_opening`:
+        losses (for the squared hinge times :func:`skdp.optimizers._defaults.step_share`:
         half of it where the budget is small for the data, s <= 25, the whole from s = 200),
         ``1 / (2 L)`` for the squared loss (plain noisy GD under the time rule of
         ``max_iter``). Unused at ``epsilon=inf``.
@@ -251,10 +248,9 @@ class DPGDWS(DPOptimizer):
         denom = math.sqrt((v_samp / D + v_noise) * smoothing / (2.0 - smoothing))
         step = 0.25 / math.sqrt(n_steps + 1) / denom if denom > 0 else math.inf
         step = min(step, 1.0 / (smoothing * L))
-        if self.step == "auto" and problem.loss.name in SQUARED_HINGE_OPENING_LOSSES:
-            # shorter steps while the noise dominates (fitted on public data, see the constant)
+        if self.step == "auto":  # shorter steps while the noise dominates (squared hinge)
             s = snr(n, D, budget_rho(budget.epsilon, budget.delta))
-            step *= budget_opening(s, 0.5, SQUARED_HINGE_FULL_SNR)
+            step *= step_share(problem.loss.name, s)
         return step
 
     def _solve_private(self, problem, budget, rng, record_trace, replay=None, progress=None):

@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
 
-from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE
+from ..losses import LOGISTIC, MULTINOMIAL
 from ..privacy import (
     GaussianEvent,
     PoissonGaussianEvent,
@@ -76,9 +76,7 @@ def auto_update_clip(problem, budget, L, max_update):
     ``rho`` is the zCDP of the Gaussian that meets the fit's (epsilon, delta), a public number.
     """
     n, Lam, R = problem.n_samples, problem.lam * problem.n_samples, problem.row_norm_bound
-    lid = problem.loss.loss_id
-    family = {SQUARED: "squared", SQUARED_HINGE: "squared_hinge", MULTINOMIAL: "multinomial"}.get(
-        lid, "logistic")
+    family = problem.loss.name  # the keys of CLIP_MAX, CLIP_SNR and CLIP_EXPONENT
     scale = SQUARED_DUAL_SCALE * problem.clip if family == "squared" else 1.0
     natural = scale * Lam / (Lam + L * R * R)
     z = _gaussian_multiplier(budget.epsilon, budget.delta)
