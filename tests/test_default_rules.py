@@ -34,7 +34,7 @@ def _resolved(opt, problem, epsilon):
 
 
 @pytest.mark.parametrize("cls", OPTIMIZERS)
-@pytest.mark.parametrize("loss", ["logistic", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "squared"])
 def test_resolved_defaults_depend_on_public_quantities_only(cls, loss):
     """Two data sets with the same n, d and bounds but different content resolve to the same
     hyper-parameters and the same accounted event; another n or epsilon changes them."""
@@ -42,6 +42,8 @@ def test_resolved_defaults_depend_on_public_quantities_only(cls, loss):
     X1, X2 = _unit_rows(rng.normal(size=(600, 8))), _unit_rows(rng.standard_t(2, size=(600, 8)) + 3)
     if loss == "logistic":
         y1, y2 = (X1[:, 0] > 0).astype(float), np.ones(600)
+    elif loss == "squared_hinge":  # labels in {-1, 1}
+        y1, y2 = np.where(X1[:, 0] > 0, 1.0, -1.0), np.ones(600)
     else:
         y1, y2 = np.clip(X1 @ np.arange(8), -1, 1), -np.ones(600)
     h1, r1 = _resolved(cls(), _problem(X1, y1, loss), 0.5)

@@ -53,8 +53,8 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         dp_nag_opt by 0.3 points on average at the public row bound, and by 0.75 at all the
         estimator's defaults, with 5 cells below the Opacus anchor against 9). Multiclass:
         dp_nag_opt (level on average on standardised digits, wine and iris, but dp_gdws lost
-        up to 10 points on wine). The number of classes is public (``classes``) or read from y
-        as ``classes_`` is."""
+        up to 10 points on wine; ``benchmarks/dev_rules_s12_checks.py``). The number of classes
+        is public (``classes``) or read from y as ``classes_`` is."""
         return "dp_nag_opt" if len(self.classes_) > 2 else "dp_gdws"
 
     _parameter_constraints: dict = {

@@ -322,7 +322,8 @@ SQUARED_HINGE_OPENING_LOSSES = frozenset({"squared_hinge"})
 #: ... the s from which they are whole: the sweep was level for 200, 400 and 800 (interpolated:
 #: dp_gdws 0.8102 / 0.8104 / 0.8104 at bound 1), and on full Adult (32561 rows, ``"auto"``, 3
 #: seeds, epsilon 0.1, s ~ 92) dp_gdws scored 0.8472 unscaled, 0.8446 with 400, 0.8457 with 200
-#: (and level at epsilon 0.3, s ~ 250, where 400 lost 0.2 points).
+#: (and level at epsilon 0.3, s ~ 250, where 400 lost 0.2 points;
+#: ``benchmarks/dev_rules_s12_checks.py``, results/dev_rules_s12_checks.md).
 SQUARED_HINGE_FULL_SNR = 200.0
 
 

@@ -51,7 +51,8 @@ _VARIANTS = ("secret_dual", "paper")
 #: 1.5 (6 -> 8, mean -0.1 point), so it keeps its linear rule. So does the multinomial loss
 #: (the binary logistic's old rule): the new one was mixed on standardised digits (K = 10), wine
 #: and iris at epsilon 0.3..3 and both bounds (from -4.0 to +4.4 points per cell, -0.2 on
-#: average over 18 cells, 3 seeds), and multiclass ``optimizer="auto"`` runs dp_scd.
+#: average over 18 cells, 3 seeds; ``benchmarks/dev_rules_s12_checks.py``), and multiclass
+#: ``optimizer="auto"`` runs dp_scd.
 CLIP_MAX = {"logistic": 2.0, "multinomial": 3.0, "squared_hinge": 1.0, "squared": 1.0}
 CLIP_SNR = {"logistic": 100.0, "multinomial": 120.0, "squared_hinge": 240.0, "squared": 400.0}
 CLIP_EXPONENT = {"logistic": 0.75, "multinomial": 1.0, "squared_hinge": 1.0, "squared": 1.0}
