@@ -344,3 +344,27 @@ def test_bound_curve_uniform_is_worse_than_optimal():
         uni = bound_curve(sched, 0.5, 1e-3, 1.0, 1e-6, mech, "uniform")
         assert np.all(opt <= uni * (1 + 1e-12))
         assert opt[-1] < uni[-1]
+
+
+@pytest.mark.parametrize("name", ["dp_nag_opt", "dp_masg"])
+@pytest.mark.parametrize("params, alpha", [({"kappa": 1.0}, 1.0), ({"c": 1.5}, 1e6)])
+def test_step_at_or_above_the_assumed_curvature_is_refused_not_hung(name, params, alpha):
+    """``c >= kappa`` (here ``kappa=1`` with c = 1, or c = 1.5 on a ridge so regularised that
+    L / mu ~ 1) makes the schedule's contraction ``1 - sqrt(c / kappa)`` zero or negative: the
+    allocation weights were NaN and the calibration looped for ever. Now a clear ValueError."""
+    from skdp.optimizers import get_optimizer_class
+
+    X, y = diabetes()
+    optimizer = get_optimizer_class(name)(**params)
+    with pytest.raises(ValueError, match="must be smaller than the condition number"):
+        DPRidge(epsilon=1.0, delta=1e-5, alpha=alpha, optimizer=optimizer, data_norm=3.0,
+                y_bounds=(-3.0, 3.0), random_state=0).fit(X, y)
+
+
+def test_budget_shares_refuse_invalid_weights():
+    from skdp.optimizers._allocation import budget_shares
+
+    with pytest.raises(ValueError, match="not finite and positive"):
+        budget_shares(np.array([0.0, np.nan, -1.0]), 0.5, "optimal")
+    shares = budget_shares(np.array([0.0, -1.0, -2.0]), 0.5, "optimal")
+    assert np.isclose(shares.sum(), 1.0) and np.all(shares > 0)

@@ -199,7 +199,12 @@ def budget_shares(log_a, power, allocation):
         return np.full(T, 1.0 / T)
     x = power * log_a
     x = np.exp(x - x.max())
-    return x / x.sum()
+    shares = x / x.sum()
+    if not (np.all(np.isfinite(shares)) and np.all(shares > 0.0)):
+        # no calibration from invalid shares: a NaN epsilon passes every "spent > target" check
+        raise ValueError("the allocation weights are not finite and positive; the schedule's "
+                         "step and strong convexity must satisfy mu * alpha < 1")
+    return shares
 
 
 def default_initial_gap(loss, n_outputs, clip):

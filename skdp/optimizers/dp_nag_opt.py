@@ -164,6 +164,15 @@ class _AcceleratedDPOptimizer(DPOptimizer):
             kappa = min(float(self.kappa), L / mu)
         mu = L / kappa  # the schedule's (and the bound's) strong convexity
         c = step_multiplier(self.c, problem.loss.loss_id)
+        if c >= kappa:
+            # the contraction 1 - sqrt(mu alpha) of the schedule and its allocation weights need
+            # mu alpha = c / kappa < 1 (at c / kappa = 1 the weights are log(0))
+            raise ValueError(
+                f"{self.name}: the step multiplier c={c:g} must be smaller than the condition "
+                f"number the schedule assumes, kappa={kappa:g} (min of the kappa parameter and "
+                f"the problem's L / mu = {L / problem.strong_convexity:.6g}); use a smaller c, "
+                "a larger kappa, or a weaker regularisation."
+            )
         full = self._schedule(L, mu, T_max, horizon, c)
         E0 = (
             default_initial_gap(problem.loss, problem.n_outputs, problem.clip)
