@@ -29,6 +29,16 @@ Session 12's ten-seed grid (``results/defaults_s12_10seeds*``), from the reposit
         $R/defaults_s12_seeds3to9_heldout.csv $R/defaults_s12_scd_oldrule_seeds3to9.csv \
         --changed logistic:dp_scd svc:dp_gdws svc:dp_sgld --out defaults_s12_10seeds
 
+Session 13's (``results/defaults_s13_10seeds*``; ``--seeds 3 --out defaults_s13`` for seeds 0 to
+2): the accelerated methods' ridge cells rerun with their new horizon::
+
+    python benchmarks/bench_defaults.py --estimators ridge --optimizers dp_nag_opt dp_masg \
+        --seeds 10 --heldout dev --out defaults_s13_ridge_acc_dev   # and --heldout heldout
+    python benchmarks/defaults_report.py --after $R/defaults_s12_10seeds.csv \
+        $R/defaults_s13_ridge_acc_dev.csv $R/defaults_s13_ridge_acc_heldout.csv \
+        --before $R/defaults_s12_10seeds.csv --changed ridge:dp_nag_opt ridge:dp_masg \
+        --out defaults_s13_10seeds
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier
