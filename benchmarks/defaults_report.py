@@ -39,6 +39,16 @@ Session 13's (``results/defaults_s13_10seeds*``; ``--seeds 3 --out defaults_s13`
         --before $R/defaults_s12_10seeds.csv --changed ridge:dp_nag_opt ridge:dp_masg \
         --out defaults_s13_10seeds
 
+then the SVC's dp_scd cells with its new squared-hinge update clip (``defaults_s13b*``, the grid
+the docs show)::
+
+    python benchmarks/bench_defaults.py --estimators svc --optimizers dp_scd --seeds 10 \
+        --heldout dev --out defaults_s13_svc_scd_dev   # and --heldout heldout
+    python benchmarks/defaults_report.py --after $R/defaults_s12_10seeds.csv \
+        $R/defaults_s13_ridge_acc_dev.csv $R/defaults_s13_ridge_acc_heldout.csv \
+        $R/defaults_s13_svc_scd_dev.csv $R/defaults_s13_svc_scd_heldout.csv \
+        --before $R/defaults_s13_10seeds.csv --changed svc:dp_scd --out defaults_s13b_10seeds
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier

@@ -130,8 +130,81 @@ def report():
     print("\n".join(lines))
 
 
+#: Session 13's direct check of squared-hinge rules (no interpolation): (k, a, cap, b) of
+#: ``min(cap, (n ** b / z / k) ** a)``; the first is the rule of session 12.
+CHECK_RULES = {"kept (240, 1, 1, 1)": (240.0, 1.0, 1.0, 1.0),
+               "(52, 1, 1, 0.75)": (52.0, 1.0, 1.0, 0.75),
+               "(14.3, 0.75, 1, 0.5)": (14.3, 0.75, 1.0, 0.5)}
+
+
+def check(data_norm):
+    """The squared hinge's dp_scd at each of :data:`CHECK_RULES` on the sweep's cells, at one
+    row bound -> results/dev_rules_scd_clip_check[_norm<b>].csv."""
+    family = "squared_hinge"
+    tag = "" if data_norm == 1.0 else f"_norm{data_norm:g}"
+    keys = (dp_scd.CLIP_SNR, dp_scd.CLIP_EXPONENT, dp_scd.CLIP_MAX, dp_scd.CLIP_N_EXPONENT)
+    kept = tuple(d[family] for d in keys)
+    with open(HERE / "results" / f"dev_rules_scd_clip_check{tag}.csv", "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["dataset", "n", "eps", "seed", "rule", "score", "anchor"])
+        for name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor in bd.anchored_cells(
+                DATASETS, N_GRID, bd.EPS_GRID, SEEDS):
+            for label, rule in CHECK_RULES.items():
+                for d, v in zip(keys, rule):
+                    d[family] = v
+                score = bd.skdp_fit("svc", "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed,
+                                    data_norm)[0]
+                w.writerow([name, n, eps, seed, label, f"{score:.5f}", f"{anchor:.5f}"])
+            fh.flush()
+            print(name, n, eps, seed, flush=True)
+    for d, v in zip(keys, kept):
+        d[family] = v
+
+
+def check_report():
+    lines = ["# dp_scd's squared-hinge update clip: rules run directly (session 13)", "",
+             "``min(cap, (n ** b / z / k) ** a)`` times the natural dual step, (k, a, cap, b); "
+             "36 development cells (Adult, breast cancer, digits; n 426..10000; epsilon "
+             "0.1..3; 3 seeds) at the grid's public row bound 1 and at 1.5 (what "
+             "``data_norm=\"auto\"`` gives on these unit rows). *below*: cells more than 1 point "
+             "below the Opacus anchor; *worst*: the largest loss of a cell against the kept rule.",
+             "", "| rule | bound 1: mean | below | worst | bound 1.5: mean | below | worst |",
+             "|---|---|---|---|---|---|---|"]
+    tables = {}
+    for tag in ("", "_norm1.5"):
+        cells = {}
+        with open(HERE / "results" / f"dev_rules_scd_clip_check{tag}.csv") as fh:
+            for r in csv.DictReader(fh):
+                c = cells.setdefault((r["dataset"], int(r["n"]), float(r["eps"])), {"anchor": []})
+                c.setdefault(r["rule"], []).append(float(r["score"]))
+                if r["rule"] == next(iter(CHECK_RULES)):
+                    c["anchor"].append(float(r["anchor"]))
+        tables[tag] = {k: {v: float(np.mean(x)) for v, x in c.items()} for k, c in cells.items()}
+    kept = next(iter(CHECK_RULES))
+    for label in CHECK_RULES:
+        row = f"| {label} "
+        for tag in ("", "_norm1.5"):
+            t = tables[tag]
+            row += (f"| {np.mean([c[label] for c in t.values()]):.4f} "
+                    f"| {sum(c[label] < c['anchor'] - 0.01 for c in t.values())} "
+                    f"| {min(c[label] - c[kept] for c in t.values()):+.3f} ")
+        lines.append(row + "|")
+    lines += ["", "| bound | data | n | eps | " + " | ".join(CHECK_RULES) + " | anchor |",
+              "|---" * (len(CHECK_RULES) + 5) + "|"]
+    for tag in ("", "_norm1.5"):
+        for k, c in sorted(tables[tag].items()):
+            lines.append(f"| {tag or '1'} | {k[0]} | {k[1]} | {k[2]:g} | "
+                         + " | ".join(f"{c[v]:.3f}" for v in CHECK_RULES) + f" | {c['anchor']:.3f} |")
+    (HERE / "results" / "dev_rules_scd_clip_check.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines[:10]))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "report":
         report()
+    elif sys.argv[1] == "check":
+        check(float(sys.argv[2]) if len(sys.argv) > 2 else 1.0)
+    elif sys.argv[1] == "check_report":
+        check_report()
     else:
         sweep(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 1.0)

@@ -384,7 +384,9 @@ def test_defaults_from_public_quantities():
     svc = _problem("svc", X, y, reg=1.0)
     res = DPSCD().solve(svc, Budget(1.0, 1e-5), np.random.default_rng(0))
     Lam, R2 = svc.lam * n, svc.row_norm_bound**2
-    assert res.extras["update_clip"] == pytest.approx(min(1.0, n / z / 240.0) * Lam / (Lam + L * R2))
+    # the squared hinge: n^(3/4) in the ratio (session 13)
+    assert res.extras["update_clip"] == pytest.approx(
+        min(1.0, n**0.75 / z / 52.0) * Lam / (Lam + L * R2))
     Xi, yi = iris()  # multinomial: the linear rule, k = 120, cap 3
     mc = _problem("logistic", Xi, yi, reg=1.0)
     assert mc.loss.loss_id == MULTINOMIAL

@@ -493,6 +493,13 @@ def estimator_paths():
               "s): the canary's hinge leaves the clip early, so the statistic sees part of its "
               "pull (real 0.12 against the claim 2; noise x0.5 not caught, 1.01; x0.2 caught, "
               "3.92)"),
+        # session 13's rules at the optimizers' own defaults: dp_scd's squared-hinge update
+        # clip min(1, n^0.75 sqrt(2 rho) / 52) of the natural dual step, and dp_nag_opt's
+        # squared-loss horizon 1.5 sqrt(n sqrt(2 rho))
+        E("DPLinearSVC dp_scd defaults (auto update clip, n^3/4 rule)", "losses",
+          svc_defaults("dp_scd"), loss="squared_hinge"),
+        E("DPRidge dp_nag_opt defaults (horizon 1.5)", "losses", ridge(optimizer="dp_nag_opt"),
+          loss="squared"),
         # multiclass: the public rule picks dp_scd with its defaults (31 rows, 3 columns,
         # s = 15.96 < 16)
         E("DPLogisticRegression K=3 optimizer='auto' (dp_scd)", "multiclass (K = 3)",
