@@ -22,7 +22,6 @@ held-out part of the grid (make_classification, California, ...) is never loaded
 """
 
 import csv
-import math
 import sys
 import warnings
 from pathlib import Path
