@@ -368,3 +368,31 @@ def test_budget_shares_refuse_invalid_weights():
         budget_shares(np.array([0.0, np.nan, -1.0]), 0.5, "optimal")
     shares = budget_shares(np.array([0.0, -1.0, -2.0]), 0.5, "optimal")
     assert np.isclose(shares.sum(), 1.0) and np.all(shares > 0)
+
+
+@pytest.mark.parametrize("name", ["dp_nag_opt", "dp_masg"])
+def test_an_overstated_kappa_that_starves_the_first_steps_warns(name):
+    """kappa=4 over ~100 steps gives the first steps 1e-19 of the last one's share: their noise
+    is never damped (R^2 about -5e11 here). The fit warns; the default kappa and the uniform
+    allocation do not."""
+    import warnings
+
+    from sklearn.datasets import make_regression
+
+    from skdp.optimizers import get_optimizer_class
+
+    X, y = make_regression(10000, 20, noise=10.0, random_state=0)
+    X, y = X / np.linalg.norm(X, axis=1).max(), y / np.abs(y).max()
+    cls = get_optimizer_class(name)
+
+    def fit(**params):
+        return DPRidge(epsilon=3.0, delta=1e-5, optimizer=cls(**params), data_norm=1.0,
+                       y_bounds=(-1.0, 1.0), random_state=0).fit(X, y)
+
+    with pytest.warns(UserWarning, match="of the last step's budget share"):
+        starved = fit(kappa=4.0)
+    assert starved.score(X, y) < 0.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert fit().score(X, y) > 0.9
+        assert fit(kappa=4.0, allocation="uniform").score(X, y) > 0.8

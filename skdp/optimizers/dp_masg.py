@@ -75,6 +75,8 @@ class DPMASG(_AcceleratedDPOptimizer):
         The condition number the schedule assumes (each stage's momentum, the stage lengths of
         eq. 33 and the allocation weights). "auto": ``min(L / mu, (T_1 / 3)^2)`` (see DPNAGOpt;
         ``L / mu`` with ``reselect_T=True``); None: ``L / mu``; a number: ``min(kappa, L / mu)``.
+        Must exceed ``c``; a number far below ``(T_1 / 3)^2`` starves the first steps of budget
+        (the fit warns), as for DPNAGOpt.
     E0 : "auto" or float, default="auto"
         Guess of ``F(x_0) - F*`` that chooses T*, and through T* each step's noise (see
         DPNAGOpt; "auto" is data-free).
