@@ -164,6 +164,7 @@ def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld():
     ("DPLinearSVC defaults (binary: dp_gdws, opened step)", "auto", "dp_gdws", 2.0),
     ("DPLinearSVC K=3 optimizer='auto' (dp_nag_opt)", "auto", "dp_nag_opt", 2.0 * 3.0 ** 0.5),
     ("DPLinearSVC dp_sgld defaults (opened time)", "dp_sgld", "dp_sgld", 2.0),
+    ("DPLinearSVC binary optimizer='auto', small budget (dp_scd)", "auto", "dp_scd", 2.0),
 ])
 def test_default_paths_run_what_their_labels_say(label, param, optimizer, clip):
     """The paths that audit optimizer='auto' fit the optimizer the public rule picks on their

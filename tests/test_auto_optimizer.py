@@ -33,6 +33,9 @@ def test_prefers_dual_is_the_stated_rule():
     assert prefers_dual(500, 65, rho, 1 / 16) and not prefers_dual(500, 65, rho, 1 / 16.5)
     assert not prefers_dual(500, 65, math.inf, 1.0)  # epsilon = inf
     assert (DUAL_MAX_SNR, DUAL_MIN_REGULARISATION) == (16.0, 1.0 / 16.0)
+    for n, p in [(500, 65), (2000, 65), (426, 31)]:  # the binary SVC's threshold
+        s = n * math.sqrt(2 * rho) / math.sqrt(p)
+        assert prefers_dual(n, p, rho, 1.0, max_snr=8.0) == (s < 8.0)
 
 
 @pytest.mark.parametrize("classes, name", [(3, "dp_scd"), (2, "dp_gdws")])
@@ -180,3 +183,26 @@ def test_auto_in_a_pipeline_reads_the_pipelines_public_row_bound(n, passthrough,
         assert bound == est.data_norm_ == pytest.approx(math.sqrt(3))
         s = n * math.sqrt(2 * budget_rho(eps_fit, est.delta_)) / 2
         assert est.optimizer_.name == ("dp_scd" if s < 16 else "dp_gdws")
+
+
+@pytest.mark.parametrize("kw, expected", [
+    ({"epsilon": 0.1, "data_norm": 1.0}, "dp_scd"),  # s ~ 1.3 < 8, C D^2 = 1
+    ({"epsilon": 0.5, "data_norm": 1.0}, "dp_gdws"),  # s ~ 8.7 >= 8
+    ({"epsilon": 0.1, "data_norm": "auto"}, "dp_gdws"),  # no public row bound
+    ({"epsilon": 0.1, "data_norm": 10.0}, "dp_gdws"),  # C D^2 = 100: weakly regularised
+    ({"epsilon": 0.1, "data_norm": 1.0, "warm_start": True}, "dp_gdws"),  # dp_scd cannot
+    ({"epsilon": np.inf, "data_norm": 1.0}, "dp_gdws"),
+])
+def test_binary_svc_auto_rule(kw, expected):
+    """A binary DPLinearSVC runs dp_scd where s = n sqrt(2 rho) / sqrt(p) < 8 with a public,
+    well-regularising row bound (session 13), dp_gdws otherwise; s computed here from zCDP."""
+    X, y = _unit_rows(400, 10)
+    if isinstance(kw.get("epsilon"), float) and math.isfinite(kw["epsilon"]):
+        s = 400 * math.sqrt(2 * zcdp_rho_for_budget(kw["epsilon"], 1e-5)) / math.sqrt(11)
+        assert (s < 8.0) == (kw["epsilon"] == 0.1)
+    est = DPLinearSVC(delta=1e-5, random_state=0, **kw).fit(X, y)
+    assert est.optimizer == "auto" and est.optimizer_.name == expected
+    if expected == "dp_scd":  # the auto fit is the named optimizer's fit
+        named = DPLinearSVC(delta=1e-5, random_state=0, optimizer="dp_scd", **kw).fit(X, y)
+        np.testing.assert_array_equal(est.coef_, named.coef_)
+        assert est.epsilon_ == named.epsilon_

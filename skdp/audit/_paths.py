@@ -500,6 +500,10 @@ def estimator_paths():
           svc_defaults("dp_scd"), loss="squared_hinge"),
         E("DPRidge dp_nag_opt defaults (horizon 1.5)", "losses", ridge(optimizer="dp_nag_opt"),
           loss="squared"),
+        # binary optimizer="auto" at a small budget for the data with a public row bound runs
+        # dp_scd (session 13: 13 rows, 3 columns, s = 6.7 < 8)
+        E("DPLinearSVC binary optimizer='auto', small budget (dp_scd)", "losses",
+          svc_defaults("auto"), loss="squared_hinge", n_rows=12),
         # multiclass: the public rule picks dp_scd with its defaults (31 rows, 3 columns,
         # s = 15.96 < 16)
         E("DPLogisticRegression K=3 optimizer='auto' (dp_scd)", "multiclass (K = 3)",

@@ -5,6 +5,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._validation import POSITIVE, check_positive
 from ..losses import get_loss
+from ..optimizers._defaults import SVC_DUAL_MAX_SNR, budget_rho, prefers_dual
 from ._base import DPLinearModel
 from ._classifier import encode_labels, resolve_classes
 from ._docs import fill
@@ -42,8 +43,11 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
     %(privacy_attributes)s
     """,
         auto_rule=(
-            "dp_gdws for binary problems, dp_nag_opt for multiclass (one-vs-rest) problems "
-            "(measured on public data: docs, *Which optimizer when*)"
+            "dp_gdws for binary problems (dp_scd where the budget is small for the data, "
+            "s = n sqrt(2 rho) / sqrt(p) below 8, with a public row bound and C * "
+            "data_norm**2 <= 16; :func:`skdp.optimizers._defaults.prefers_dual`), dp_nag_opt "
+            "for multiclass (one-vs-rest) problems (measured on public data: docs, *Which "
+            "optimizer when*)"
         ),
     )
 
@@ -54,8 +58,17 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         estimator's defaults, with 5 cells below the Opacus anchor against 9). Multiclass:
         dp_nag_opt (level on average on standardised digits, wine and iris, but dp_gdws lost
         up to 10 points on wine; ``benchmarks/dev_rules_s12_checks.py``). The number of classes
-        is public (``classes``) or read from y as ``classes_`` is."""
-        return "dp_nag_opt" if len(self.classes_) > 2 else "dp_gdws"
+        is public (``classes``) or read from y as ``classes_`` is. Binary with a public row bound
+        at a small budget for the data: dp_scd (session 13, with its squared-hinge update clip;
+        :data:`~skdp.optimizers._defaults.SVC_DUAL_MAX_SNR`)."""
+        if len(self.classes_) > 2:
+            return "dp_nag_opt"
+        if fit.private and public_norm is not None and prefers_dual(
+            n_samples, n_columns, budget_rho(fit.epsilon, fit.delta),
+            lam * n_samples / public_norm**2, max_snr=SVC_DUAL_MAX_SNR,
+        ):
+            return "dp_scd"
+        return "dp_gdws"
 
     _parameter_constraints: dict = {
         **DPLinearModel._parameter_constraints,
