@@ -39,8 +39,7 @@ Session 13's (``results/defaults_s13_10seeds*``; ``--seeds 3 --out defaults_s13`
         --before $R/defaults_s12_10seeds.csv --changed ridge:dp_nag_opt ridge:dp_masg \
         --out defaults_s13_10seeds
 
-then the SVC's dp_scd cells with its new squared-hinge update clip (``defaults_s13b*``, the grid
-the docs show)::
+then the SVC's dp_scd cells with its new squared-hinge update clip (``defaults_s13b*``)::
 
     python benchmarks/bench_defaults.py --estimators svc --optimizers dp_scd --seeds 10 \
         --heldout dev --out defaults_s13_svc_scd_dev   # and --heldout heldout
@@ -48,6 +47,17 @@ the docs show)::
         $R/defaults_s13_ridge_acc_dev.csv $R/defaults_s13_ridge_acc_heldout.csv \
         $R/defaults_s13_svc_scd_dev.csv $R/defaults_s13_svc_scd_heldout.csv \
         --before $R/defaults_s13_10seeds.csv --changed svc:dp_scd --out defaults_s13b_10seeds
+
+and last the accelerated methods' cells of all three estimators with the horizon's floor 4
+(``defaults_s13c*``, the grid the docs show)::
+
+    python benchmarks/bench_defaults.py --optimizers dp_nag_opt dp_masg --seeds 10 \
+        --heldout dev --out defaults_s13_acc_floor_dev   # and --heldout heldout
+    python benchmarks/defaults_report.py --after (the five above) \
+        $R/defaults_s13_acc_floor_dev.csv $R/defaults_s13_acc_floor_heldout.csv \
+        --before $R/defaults_s13b_10seeds.csv --changed logistic:dp_nag_opt \
+        logistic:dp_masg svc:dp_nag_opt svc:dp_masg ridge:dp_nag_opt ridge:dp_masg \
+        --out defaults_s13c_10seeds
 
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
