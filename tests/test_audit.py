@@ -244,10 +244,12 @@ def test_auditor_catches_missing_row_clipping(monkeypatch, name):
     X, y = _estimator_data("regression")
     c = make_canary(X, y, task="regression", data_norm=100.0)
     # The statistic needs a fit that runs long enough to fit the huge row: the full-batch methods
-    # get the long runs they had before their defaults became budget-dependent (issue 15).
+    # get the long runs they had before their defaults became budget-dependent (issue 15; dp_masg
+    # too since its horizon's floor went from 8 to 4 steps in session 13).
     optimizer = {
         "dp_gdws": lambda: get_optimizer_class(name)(max_iter=100),
         "dp_nag_opt": lambda: get_optimizer_class(name)(reselect_T=True, kappa=None),
+        "dp_masg": lambda: get_optimizer_class(name)(reselect_T=True, kappa=None),
     }.get(name, lambda: name)()
     # derivative_clip=2 (the residual clip every optimizer had before session 8): the canary's
     # huge row is fitted fast enough for the statistic to see it; dp_nsgd_tree's default 1/4
