@@ -27,7 +27,7 @@ from ..optimizers import (
     OPTIMIZER_NAMES, DPOptimizer, Problem, get_optimizer_class, resolve_optimizer,
 )
 from ..optimizers._base import nonprivate_record
-from ..optimizers._defaults import budget_rho, snr
+from ..optimizers._defaults import DUAL_MAX_SNR, budget_rho, prefers_dual, snr
 from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord
 from ..progress import check_callback
 from ._bounds import PrivateFit, _row_norms, public_data_norm, resolve_data_norm
@@ -209,6 +209,17 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         n, the number of columns with the intercept, the budget in ``fit``, the public row
         bound or None, and the per-example regularisation ``lam``)."""
         return self._auto_default
+
+    @staticmethod
+    def _dual_preferred(n_samples, n_columns, fit, public_norm, lam, max_snr=DUAL_MAX_SNR):
+        """Whether a classifier's rule picks dp_scd: a private fit with a public row bound, at a
+        small budget for the data, on a problem regularised enough in units of that bound
+        (:func:`~skdp.optimizers._defaults.prefers_dual` with the estimator's ``max_snr``).
+        Public quantities only; never true with ``data_norm="auto"`` (``public_norm`` None)."""
+        return bool(fit.private and public_norm is not None and prefers_dual(
+            n_samples, n_columns, budget_rho(fit.epsilon, fit.delta),
+            lam * n_samples / public_norm**2, max_snr=max_snr,
+        ))
 
     def _auto_optimizer(self, n_samples, n_columns, fit, public_norm, lam, distributed):
         """The name ``optimizer="auto"`` runs: a function of public quantities only.

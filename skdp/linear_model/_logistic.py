@@ -6,7 +6,6 @@ from sklearn.base import ClassifierMixin, _fit_context
 
 from .._validation import POSITIVE
 from ..losses import get_loss
-from ..optimizers._defaults import budget_rho, prefers_dual
 from ._base import DPLinearModel
 from ._classifier import encode_labels, resolve_classes
 from ._docs import fill
@@ -140,10 +139,7 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         (:func:`~skdp.optimizers._defaults.prefers_dual`). The number of classes is public
         (``classes``) or read from y as ``classes_`` is."""
         multiclass = len(self.classes_) > 2
-        if multiclass and fit.private and public_norm is not None and prefers_dual(
-            n_samples, n_columns, budget_rho(fit.epsilon, fit.delta),
-            lam * n_samples / public_norm**2,
-        ):
+        if multiclass and self._dual_preferred(n_samples, n_columns, fit, public_norm, lam):
             return "dp_scd"
         return "dp_gdws"
 

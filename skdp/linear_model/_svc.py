@@ -5,7 +5,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._validation import POSITIVE, check_positive
 from ..losses import get_loss
-from ..optimizers._defaults import SVC_DUAL_MAX_SNR, budget_rho, prefers_dual
+from ..optimizers._defaults import SVC_DUAL_MAX_SNR
 from ._base import DPLinearModel
 from ._classifier import encode_labels, resolve_classes
 from ._docs import fill
@@ -63,10 +63,7 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         :data:`~skdp.optimizers._defaults.SVC_DUAL_MAX_SNR`)."""
         if len(self.classes_) > 2:
             return "dp_nag_opt"
-        if fit.private and public_norm is not None and prefers_dual(
-            n_samples, n_columns, budget_rho(fit.epsilon, fit.delta),
-            lam * n_samples / public_norm**2, max_snr=SVC_DUAL_MAX_SNR,
-        ):
+        if self._dual_preferred(n_samples, n_columns, fit, public_norm, lam, SVC_DUAL_MAX_SNR):
             return "dp_scd"
         return "dp_gdws"
 
