@@ -1,6 +1,7 @@
 """Issue 15, session 13: the accelerated methods' horizon on the squared loss (development data).
 
-``reselect_T="auto"`` runs ``T = HORIZON_C * sqrt(n sqrt(2 rho))`` steps (at least 8). The
+``reselect_T="auto"`` runs ``T = HORIZON_C * sqrt(n sqrt(2 rho))`` steps (at least 8 when this
+sweep ran; 4 since ``dev_rules_nag_min_steps.py`` later in the session). The
 squared loss's factor was 1 (session 10, ``dev_rules_nag_squared.py``: factor 2 was ahead on
 ``make_regression`` but behind on wine and diabetes). On the ten-seed grid of session 12 the
 accelerated methods were far behind dp_gdws on ridge at mid signal-to-noise (development

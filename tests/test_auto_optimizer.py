@@ -149,6 +149,11 @@ def test_auto_on_dask_runs_a_distributed_optimizer():
     Xd, yd = da.from_array(X, chunks=150), da.from_array(y, chunks=150)
     est = DPLogisticRegression(epsilon=0.5, data_norm=1.0, random_state=0).fit(Xd, yd)
     assert est.optimizer_.name == "dp_gdws"  # dp_scd is not distributed
+    # the binary SVC's small-budget rule (dp_scd) falls back the same way
+    svc = DPLinearSVC(epsilon=0.1, data_norm=1.0, random_state=0).fit(Xd, yd)
+    assert svc.optimizer_.name == "dp_gdws"
+    assert DPLinearSVC(epsilon=0.1, data_norm=1.0, random_state=0).fit(X, y).optimizer_.name \
+        == "dp_scd"
     ridge = DPRidge(data_norm=1.0, y_bounds=(-1, 1), random_state=0).fit(Xd, Xd[:, 0])
     assert ridge.optimizer_.name == "dp_gdws"
 

@@ -104,9 +104,8 @@ def horizon_steps(n, rho, cap, loss_id=None):
     covering before the accumulated noise costs more than it gains grows like ``n sqrt(rho)``
     (the noise floor of full-batch Gaussian noise over a time t is ``~ d G^2 t / (rho n^2)``,
     against an optimisation error falling like ``1 / t``); hence ``T ~ sqrt(n sqrt(rho))``, with
-    the constant fitted on public data, per loss family (the squared loss's residual clip is a
-    wide bound, ~5 standard deviations of y under the default target bounds, so its noise is
-    relatively larger and fewer steps pay).
+    the constant fitted on public data per loss family (:data:`HORIZON_C`; since session 13 the
+    two families' fits agree, 1.5), at least :data:`HORIZON_MIN`.
     """
     c = HORIZON_C["squared" if loss_id == SQUARED else "classification"]
     T = int(round(c * math.sqrt(n * math.sqrt(2.0 * rho))))
@@ -372,8 +371,8 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
 
     **Number of steps and momentum (defaults).** ``reselect_T="auto"`` runs
     ``T = clip(round(c_T sqrt(n sqrt(2 rho))), 4, max_iter)`` steps (:func:`horizon_steps`;
-    ``rho`` the zCDP of the Gaussian meeting (epsilon, delta), ``c_T`` 1.5 for the
-    classification losses and 1 for the squared loss, fitted on public development data), and
+    ``rho`` the zCDP of the Gaussian meeting (epsilon, delta), ``c_T`` 1.5 for every loss,
+    fitted on public development data per loss family), and
     ``kappa="auto"`` builds the schedule (momentum, allocation weights) for the condition number
     ``min(L / mu, (T / 3)^2)`` (:func:`horizon_kappa`), so that the momentum damps within the T
     steps. Both are functions of public quantities only (n, epsilon, delta, the loss, L, mu).
