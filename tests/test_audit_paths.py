@@ -227,3 +227,19 @@ def test_path_audit(path):
     fault = run_path(path, path.fits, random_state=fault_seed, factor=path.factor)
     assert fault.claimed_epsilon == real.claimed_epsilon
     assert fault.violated, f"noise x{path.factor} not caught: {fault.summary()}"
+
+
+def test_private_bound_path_steps_from_the_released_median():
+    """The data_norm='auto' dp_nag_opt path runs the step of session 14: the bound is 1.5
+    released medians and the step assumes the floor 0.8 of its curvature (rows in units of the
+    bound: curvature 1, plus the small ridge lam), not the bound's 1."""
+    import warnings
+
+    path, = [p for p in estimator_paths() if "released median" in p.label]
+    c, X = path.data(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = path.make(0).fit(X, c.y)
+    median = est.privacy_record_.details["private_bounds"]["data_norm"]["value"]
+    assert est.optimizer_.name == "dp_nag_opt" and est.data_norm_ == 1.5 * median
+    assert est.hyperparameters_["smoothness"] == pytest.approx(0.8, abs=0.01)

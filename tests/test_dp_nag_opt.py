@@ -396,3 +396,88 @@ def test_an_overstated_kappa_that_starves_the_first_steps_warns(name):
         warnings.simplefilter("error")
         assert fit().score(X, y) > 0.9
         assert fit(kappa=4.0, allocation="uniform").score(X, y) > 0.8
+
+
+# -- the step from the typical row (session 14) ---------------------------------------------------
+def test_step_smoothness_takes_the_typical_row_within_the_floor():
+    """``step_smoothness`` replaces R^2 by ``max(typical^2, 0.8 R^2)`` (typical at most R, the
+    bound without one); the sensitivity and the worst-case smoothness are untouched."""
+    import dataclasses
+
+    X, y = breast_cancer()
+    p = _problem(X, y)
+    R, lam, curvature = p.row_norm_bound, p.lam, 0.25  # the logistic loss's curvature
+    assert p.step_smoothness == p.smoothness == pytest.approx(curvature * R * R + lam)
+    for typical, scale2 in ((0.5 * R, 0.8 * R * R), (0.95 * R, (0.95 * R) ** 2), (2 * R, R * R)):
+        q = dataclasses.replace(p, typical_row_norm=typical)
+        assert q.step_smoothness == pytest.approx(curvature * scale2 + lam, rel=1e-12)
+        assert (q.smoothness, q.gradient_bound) == (p.smoothness, p.gradient_bound)
+
+
+@pytest.mark.parametrize("name", ["dp_nag_opt", "dp_masg"])
+def test_schedule_steps_with_the_step_smoothness_and_spends_the_same_budget(name):
+    import dataclasses
+
+    from skdp.optimizers import get_optimizer_class
+
+    X, y = breast_cancer()
+    p = _problem(X, y)
+    q = dataclasses.replace(p, typical_row_norm=0.1 * p.row_norm_bound)
+    budget = Budget(1.0, 1e-6)
+    opt = get_optimizer_class(name)()
+    a = opt.solve(p, budget, np.random.default_rng(0))
+    b = opt.solve(q, budget, np.random.default_rng(0))
+    L_step = 0.25 * 0.8 * p.row_norm_bound ** 2 + p.lam  # the floor decides
+    assert b.extras["hyperparameters"]["smoothness"] == pytest.approx(L_step, rel=1e-12)
+    assert a.extras["hyperparameters"]["smoothness"] == pytest.approx(p.smoothness, rel=1e-12)
+    alpha = b.extras["schedule"].alpha  # STEP_C = 1: 1 / L, dp_masg's later stages shorter
+    assert alpha[0] == pytest.approx(1.0 / L_step, rel=1e-12) and alpha.max() <= alpha[0]
+    assert a.n_iter == b.n_iter  # the horizon is a function of n and the budget only
+    assert a.record.epsilon <= 1.0 and b.record.epsilon <= 1.0
+    assert b.record.sensitivity == a.record.sensitivity == p.gradient_bound
+
+
+@pytest.mark.parametrize("cls, curvature", [(DPRidge, 1.0), (DPLogisticRegression, 0.25)])
+def test_estimator_steps_from_the_released_median_row(cls, curvature):
+    """data_norm="auto": the step assumes the floor 0.8 R^2 (the typical row, the released
+    median with the intercept column of the same size, is below it: (1 + 1) / (1.5^2 + 1) of
+    R^2); the same fit with that bound and intercept scaling given as public numbers assumes R^2.
+    The difference is computed here from the released values alone."""
+    from sklearn.datasets import load_breast_cancer, load_diabetes
+
+    load = load_diabetes if cls is DPRidge else load_breast_cancer
+    X, y = load(return_X_y=True)
+    kw = dict(epsilon=1.0, delta=1e-5, optimizer="dp_nag_opt", random_state=0)
+    if cls is DPRidge:
+        kw["y_bounds"] = (25.0, 346.0)
+    auto = cls(**kw).fit(X, y)
+    D, s = auto.data_norm_, auto.intercept_scaling_
+    median = auto.privacy_record_.details["private_bounds"]["data_norm"]["value"]
+    assert s == median and D == 1.5 * median
+    public = cls(**kw, data_norm=D, intercept_scaling=s).fit(X, y)
+    R2 = (D * D + s * s) / (D * D)  # in the optimizer's units (rows of norm <= 1)
+    assert (median ** 2 + s ** 2) / D ** 2 < 0.8 * R2
+    gap = public.hyperparameters_["smoothness"] - auto.hyperparameters_["smoothness"]
+    assert gap == pytest.approx(curvature * 0.2 * R2, rel=1e-9)
+    assert auto.epsilon_ <= 1.0 and public.epsilon_ <= 1.0
+
+
+@pytest.mark.parametrize("floor, stable", [(0.8, True), (0.4, False)])
+def test_the_floor_keeps_the_step_stable_where_every_row_sits_at_the_bound(monkeypatch, floor,
+                                                                          stable):
+    """The worst case a typical norm can hide: every row at the bound in one direction, so the
+    objective's curvature is the bound's R^2 (a released median far below the rows would say so).
+    With the floor 0.8 the step is 1.25 / L and Nesterov converges; with 0.4 it is 2.5 / L and
+    the iterates run away (what the floor is there to prevent)."""
+    import skdp.optimizers._base as base
+
+    monkeypatch.setattr(base, "STEP_SMOOTHNESS_FLOOR", floor)
+    n, lam = 400, 1e-3
+    X = np.zeros((n, 2))
+    X[:, 0] = 1.0
+    problem = Problem(X=X, Y=np.full((n, 1), 0.5), loss=get_loss("squared"), lam=lam,
+                      row_norm_bound=1.0, clip=10.0, fit_intercept=False,
+                      typical_row_norm=0.01)
+    res = DPNAGOpt(kappa=None).solve(problem, Budget(1e4, 1e-5), np.random.default_rng(0))
+    error = abs(res.coef[0, 0] - 0.5 / (1.0 + lam))
+    assert (error < 1e-2) if stable else not (error < 1.0)

@@ -386,6 +386,9 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         start = self._warm_start_record() if init is not None else None
         what = optimizer.name or type(optimizer).__name__
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
+        # the typical row (public: the released median under data_norm="auto", else the bound),
+        # for the step sizes that would otherwise assume every row at the bound
+        typical = math.hypot(row_scale, s) if self.fit_intercept else row_scale
         unit = data_norm
         if is_dask(X):  # the same preparation, chunk by chunk on the workers
             from ..optimizers._loops import check_distributed  # numba: only for Dask fits
@@ -404,7 +407,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             Y = np.ascontiguousarray(Y, dtype=np.float64)
         del norms  # not held through the optimizer's run (peak memory)
         if unit != 1.0:  # (the clipped copy, in memory or on Dask, is already in these units)
-            R, lam = R / unit, lam / unit**2
+            R, lam, typical = R / unit, lam / unit**2, typical / unit
             init = None if init is None else init * unit
         private = math.isfinite(epsilon)
         if not private:
@@ -421,6 +424,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),
             sample_weight=sw,
             max_sample_weight=float(self.max_sample_weight), init=init,
+            typical_row_norm=min(typical, R),
         )
         ledgers, source = fit.ledgers, fit.source  # prechecked when the fit started
         if ledgers and not private:

@@ -30,7 +30,7 @@ from sklearn.base import BaseEstimator
 from ..losses import Loss
 from ..privacy import NonPrivateEvent, PrivacyRecord
 from ..progress import ProgressMonitor
-from ._defaults import logistic_loss_clip, squared_loss_clip
+from ._defaults import STEP_SMOOTHNESS_FLOOR, logistic_loss_clip, squared_loss_clip
 
 __all__ = [
     "Problem", "Budget", "OptimizeResult", "DPOptimizer", "batch_fraction", "check_replay",
@@ -76,6 +76,11 @@ class Problem:
         Starting point of the optimizer, taken as given: the noise and the record cover this
         run only (``warm_start``: the previous release in this parameterisation, whose event
         the estimator composes with this run's). None: zeros.
+    typical_row_norm : float or None
+        Public typical row norm (intercept column included), at most ``row_norm_bound``: the
+        released median of ``data_norm="auto"``. None: the bound itself (a public bound says
+        nothing about the typical row). Step sizes only (:attr:`step_smoothness`); never a
+        sensitivity.
     """
 
     X: object
@@ -88,6 +93,7 @@ class Problem:
     sample_weight: np.ndarray = None
     max_sample_weight: float = 1.0
     init: np.ndarray = None
+    typical_row_norm: float = None
 
     def __post_init__(self):
         if self.init is not None:
@@ -167,6 +173,27 @@ class Problem:
         """Public smoothness constant L of F (data-free: curvature * R^2 * max_sample_weight +
         lam)."""
         return self.loss.curvature * self.row_norm_bound**2 * self.max_sample_weight + self.lam
+
+    @property
+    def step_smoothness(self):
+        """The smoothness a step size assumes (public): :attr:`smoothness` with ``R^2`` replaced
+        by ``max(typical^2, STEP_SMOOTHNESS_FLOOR R^2)``, ``typical`` the public
+        :attr:`typical_row_norm` (equal to :attr:`smoothness` without one).
+
+        The objective's true smoothness is at most ``curvature * lambda_max(X'X / n) + lam``
+        with ``lambda_max`` at most the mean squared (clipped) row norm, hence at most ``R^2``:
+        ``step_smoothness >= STEP_SMOOTHNESS_FLOOR * smoothness``, so a step
+        ``c / step_smoothness`` with ``c <= 1`` is at most ``1.25`` over the true smoothness,
+        inside the range where Nesterov's method is stable for any momentum (``< 4/3``),
+        whatever the data. (With a bound of 1.5 private medians, at least half the rows have
+        at most the median norm, so the mean squared norm is at most about ``0.81 R^2`` with
+        an intercept column of the median's size, ``0.72 R^2`` without.) Not a privacy
+        quantity: dp_sgld's analysis and every sensitivity use :attr:`smoothness` and R.
+        """
+        R = self.row_norm_bound
+        typical = R if self.typical_row_norm is None else min(float(self.typical_row_norm), R)
+        scale2 = max(typical * typical, STEP_SMOOTHNESS_FLOOR * R * R)
+        return self.loss.curvature * scale2 * self.max_sample_weight + self.lam
 
     @property
     def strong_convexity(self):

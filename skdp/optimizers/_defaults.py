@@ -74,6 +74,15 @@ TREE_FULL_BATCH_SNR = 200.0
 #: make_regression, n 1000..30000: the best count grew like s up to 20).
 TREE_MAX_FULL_BATCH_EPOCHS = 40
 TREE_MAX_EPOCHS = 20
+#: The accelerated methods' step ``c / L`` takes L from the typical row rather than the bound R
+#: where a typical norm is public (``data_norm="auto"``: R is 1.5 private medians), but never
+#: from less than this fraction of R^2 (:attr:`~._base.Problem.step_smoothness`): 0.8 keeps
+#: the step within 1.25 / lambda_max for any data (lambda_max <= R^2), inside Nesterov's stable
+#: range 4/3 for any momentum; the typical norm of a 1.5-median bound is below it, so the floor
+#: decides there. The rules were fitted with a public bound (every row at the bound, step 1 /
+#: R^2); at the private bound the step 1 / R^2 was 2.25 times shorter than those rows had.
+#: Session 14, development part (``benchmarks/dev_rules_step_private_bound.py``).
+STEP_SMOOTHNESS_FLOOR = 0.8
 #: dp_nsgd_tree's total travel, in units of 1 / R, for the squared loss: ``sqrt(s) / 2.5``
 #: within these bounds (session 10, the ``full_sqrt`` candidate of ``dev_rules_tree.py``: mean
 #: R^2 +0.09 over the old ``s / 50`` on the development part, worst -0.05 on diabetes' 331 rows

@@ -29,7 +29,8 @@ class DPMASG(_AcceleratedDPOptimizer):
     stage ``k >= 2`` has ``2^k ceil(sqrt(kappa) ln 2^(p+2))`` steps with ``alpha_k = c / (4^k L)``;
     every stage uses ``beta_k = (1 - sqrt(mu alpha_k)) / (1 + sqrt(mu alpha_k))`` and starts with
     the momentum reset (``x_{-1} = x_0`` = the last iterate of the previous stage); the last stage
-    is truncated at T. ``kappa = L / mu`` with ``L = curvature R^2 + lam``, ``mu = lam`` (public).
+    is truncated at T. ``kappa = L / mu`` with ``L = curvature R^2 + lam``, ``mu = lam`` (public;
+    L as DPNAGOpt's, from the released typical row within a floor under ``data_norm="auto"``).
 
     The budget is divided as in DPNAGOpt with the weights of [P] eq. 34,
     ``a_{T,t} = 2^(s_T - s_t) prod_{i>t} (1 - sqrt(mu alpha_i)) alpha_t (1 + alpha_t L)``

@@ -166,7 +166,9 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         budget and the hyper-parameters.
         """
         n, D = problem.n_samples, problem.dim
-        L, mu, G = problem.smoothness, problem.strong_convexity, problem.gradient_bound
+        # the smoothness the step c / L and the schedule assume (the typical row's where it is
+        # public, within a floor that keeps the step stable for any data); G for the noise
+        L, mu, G = problem.step_smoothness, problem.strong_convexity, problem.gradient_bound
         T_max = self._n_steps(private=True)
         # total zCDP rho a full-batch Gaussian schedule may spend: rho = 1 / (2 z^2) for the
         # single Gaussian z that meets (epsilon, delta) with the tight RDP conversion
@@ -230,6 +232,7 @@ class _AcceleratedDPOptimizer(DPOptimizer):
             "reselect_T": reselect,
             "max_iter": T_max,
             "kappa": kappa,
+            "smoothness": L,
             "bound": bound,
             "E0": E0,
             "c": c,
@@ -331,6 +334,7 @@ class _AcceleratedDPOptimizer(DPOptimizer):
                 # the "auto" defaults as the public rules resolved them (issue 15)
                 "hyperparameters": {
                     "max_iter": T, "kappa": record.details["kappa"],
+                    "smoothness": record.details["smoothness"],
                     "stage_lengths": [int(k) for k in record.details["stage_lengths"]],
                 },
             },
@@ -345,8 +349,10 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
     where ``g~_t`` is the sum of per-example gradients at ``y_t`` over a Poisson batch, each
     clipped to ``G = clip * R``, plus noise. ``alpha = c / L`` and
     ``beta = (1 - sqrt(alpha mu)) / (1 + sqrt(alpha mu))`` with ``L = curvature R^2 + lam`` and
-    ``mu = lam`` (public, never estimated from the data). The privacy budget is divided among the
-    steps to minimise the paper's bound
+    ``mu = lam`` (public, never estimated from the data); with a released typical row norm
+    (``data_norm="auto"``), ``R^2`` in L becomes ``max(typical^2, 0.8 R^2)``
+    (``Problem.step_smoothness``: a step still stable for any data, while G keeps R). The
+    privacy budget is divided among the steps to minimise the paper's bound
     ``E F(x_T) - F* <= a_{T,0} E0 + sum_t a_{T,t} E||noise_t||^2 / 2``, with
     ``a_{T,t} = (1 - sqrt(mu alpha))^(T-t) alpha (1 + alpha L)``: later steps, whose noise is not
     damped by further contraction, get more budget.
@@ -432,7 +438,8 @@ class DPNAGOpt(_AcceleratedDPOptimizer):
 
     Deviations from the paper, and why: Gaussian noise with zCDP/RDP accounting by default (the
     paper is pure epsilon-DP only); zero-out instead of replace-one neighbours; L is the data-free
-    ``curvature R^2 + lam`` (the paper's code computes L from the data, which leaks); Laplace noise
+    ``curvature R^2 + lam``, or the released typical row's within a floor (the paper's code
+    computes L from the data, which leaks); Laplace noise
     is drawn with scale b (the paper's code used b as a standard deviation); Poisson sampling
     instead of fixed-size batches without replacement; ``x_0 = 0`` and the data-free E0.
     """
