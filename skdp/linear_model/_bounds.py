@@ -77,6 +77,10 @@ DATA_NORM_GRID_STEP = 0.5
 #: ``data_norm_`` is this factor times the private median row norm: rows up to 1.5 times the typical
 #: norm are kept whole, the larger ones scaled down (clipping near the median is what adaptive
 #: clipping converges to, Andrew et al. 2021; 1.5 keeps most rows whole for a small cost in noise).
+#: Session 14 tried 1.25 and 1 for the classifiers alone (a clipped row keeps its direction;
+#: ``benchmarks/dev_rules_data_norm_factor.py``, all defaults, 5 seeds): Adult and digits gained
+#: up to 3 points at small budgets, but raw breast cancer, whose row norm carries much of the
+#: signal, lost 2 to 3 (1.25) and 6 to 9 (1) points at epsilon >= 0.3; kept at 1.5.
 DATA_NORM_FACTOR = 1.5
 #: Share of the fit's rho spent on ``y_bounds="auto"``: two private quantiles (the median of y,
 #: then the ``Y_SPREAD_QUANTILE`` quantile of ``|y - median|``) over grids of ratio 2^(1/8) and
