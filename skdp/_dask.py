@@ -20,7 +20,9 @@ too: the label set when ``classes`` is not given, and the private bounds (``data
 (:func:`chunk_counts`). The privacy record is the in-memory fit's.
 
 With a ``distributed.Client`` the chunks are futures and the steps ``client.map`` calls on them;
-without one (dask's local schedulers) the same tasks run through ``dask.compute``.
+without one (dask's local schedulers) the chunks are prepared once with ``dask.compute`` into
+this process, where the local scheduler would hold them anyway, and the steps call the same
+chunk functions on them directly, in chunk order (no task graph per step).
 """
 
 from collections import namedtuple
@@ -215,7 +217,11 @@ class DaskDesign:
                 if future.status == "error":
                     future.result()
         else:
-            self._chunks = list(dask.persist(*parts))
+            # dask's local schedulers: the prepared chunks live in this process, so the steps
+            # call the chunk functions on them directly, in chunk order, rather than build and
+            # optimise a task graph per step (about 4 ms a step with dask 2026.8: a 100-step
+            # Poisson fit on 31 rows took 0.4 s, and the Dask audit path 16 minutes)
+            self._chunks = list(dask.compute(*parts))
         n = int(X.shape[0])
         p = int(X.shape[1]) + (intercept_scaling is not None)
         self.shape = (n, p)
@@ -231,10 +237,7 @@ class DaskDesign:
                 func, self._chunks, w=w, loss_id=int(loss_id), tau=float(tau), pure=False
             )
             return self._client.gather(futures)
-        import dask
-
-        task = dask.delayed(func, pure=False)
-        return list(dask.compute(*[task(c, w, int(loss_id), float(tau)) for c in self._chunks]))
+        return [func(c, w, int(loss_id), float(tau)) for c in self._chunks]
 
     def gradient_sum(self, w, loss_id, tau, index=None):
         """Sum over all rows (``index``: over the rows ``index``, sorted global positions, a
@@ -269,12 +272,9 @@ class DaskDesign:
                 pure=False,
             )
             return _in_order_sum(self._client.gather(futures))
-        import dask
-
-        task = dask.delayed(_chunk_gradient_at, pure=False)
-        return _in_order_sum(list(dask.compute(
-            *[task(c, i, w, int(loss_id), float(tau)) for c, i in zip(chunks, local)]
-        )))
+        return _in_order_sum(
+            [_chunk_gradient_at(c, i, w, int(loss_id), float(tau)) for c, i in zip(chunks, local)]
+        )
 
     def value_and_gradient(self, w, loss_id, tau, lam):
         """The objective and its gradient at ``w`` (the non-private solver, epsilon = inf)."""
