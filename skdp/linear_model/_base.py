@@ -424,7 +424,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),
             sample_weight=sw,
             max_sample_weight=float(self.max_sample_weight), init=init,
-            typical_row_norm=min(typical, R),
+            typical_row_norm=typical,  # (Problem clamps it to R)
         )
         ledgers, source = fit.ledgers, fit.source  # prechecked when the fit started
         if ledgers and not private:
