@@ -146,6 +146,16 @@ def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld():
     assert {p.sparse for p in paths} >= {"csr", "csc"}
     assert any(p.make(0).secure_mode for p in paths)
     assert {type(p.make(0)) for p in paths if p.dask} >= {DPLogisticRegression, DPRidge}
+    # every optimizer that runs on Dask has a Dask path (its oracle, its sampling on the client)
+    from skdp.optimizers._base import DISTRIBUTED_OPTIMIZERS
+
+    def optimizer_name(est):
+        return getattr(est.optimizer, "name", est.optimizer)
+
+    on_dask = {optimizer_name(p.make(0)) for p in paths if p.dask}
+    assert on_dask >= set(DISTRIBUTED_OPTIMIZERS)
+    assert any(p.dask and getattr(p.make(0).optimizer, "batch_size", None) for p in paths
+               if optimizer_name(p.make(0)) == "dp_nsgd_tree")  # its mini-batches on Dask
     # float32 X is read in place by kernels of its own (issue 16)
     assert {type(p.make(0)) for p in paths if p.float32} >= {DPLogisticRegression, DPRidge}
     assert {type(p.make(0)) for p in paths if _uses_pld(p)} >= {DPLogisticRegression, DPRidge}

@@ -153,6 +153,7 @@ def test_first_fit_with_an_empty_cache_says_so_once(tmp_path):
     assert "compiling numba kernels" not in err + out
 
 
+@pytest.mark.slow  # a fresh interpreter compiling dp_scd's kernels: 15 s
 def test_dp_scd_k1_fits_take_the_scalar_path(tmp_path):
     """dp_scd picks its update loop when the kernel is typed: binary logistic, binary squared
     hinge and ridge fits type the kernel with the scalar path tag, a multiclass fit with the

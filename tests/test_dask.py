@@ -17,10 +17,12 @@ distributed = pytest.importorskip("distributed")
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge  # noqa: E402
 from skdp.optimizers.dp_gdws import DPGDWS  # noqa: E402
 from skdp.optimizers.dp_nag_opt import DPNAGOpt  # noqa: E402
+from skdp.optimizers.dp_nsgd_tree import DPNSGDTree  # noqa: E402
 from skdp.privacy import ComposedEvent  # noqa: E402
 from skdp.privacy.noise import GAUSSIAN, LAPLACE, add_noise, add_noise_bulk  # noqa: E402
 
-SUPPORTED = ["dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld"]
+SUPPORTED = ["dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld", "dp_nsgd_tree"]
+POISSON = ["dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld"]  # their mini-batches: Poisson samples
 CHUNKS = (130, 47, 223)  # uneven row chunks
 N = sum(CHUNKS)
 
@@ -134,18 +136,57 @@ def test_float32_chunks_are_read_in_place_as_in_memory(client):
     assert rows.values.dtype == np.float32 and np.shares_memory(rows.values, chunk)
 
 
-@pytest.mark.parametrize("optimizer", ["dp_scd", "dp_nsgd_tree"])
 @pytest.mark.parametrize("batch_size", [None, 50])
-def test_unsupported_optimizers_say_which_are(optimizer, batch_size):
-    """dp_nsgd_tree's mini-batches are shuffled epochs (not Poisson): refused, as dp_scd, with
-    the list of what runs on Dask, full batch or Poisson."""
+def test_dp_scd_is_refused_with_the_list_of_what_runs(batch_size):
+    """dp_scd (a dual variable per row, one row at a time) is refused before any work, with the
+    list of what runs on Dask."""
     from skdp.optimizers import get_optimizer_class
 
     X, y2, _, _ = _data()
-    opt = get_optimizer_class(optimizer)(batch_size=batch_size)
-    with pytest.raises(ValueError, match="dp_gdws, dp_nag_opt, dp_masg, dp_sgld, in full batch "
-                       r"\(batch_size=None\) or with Poisson mini-batches"):
+    opt = get_optimizer_class("dp_scd")(batch_size=batch_size)
+    with pytest.raises(ValueError, match="dp_gdws, dp_nag_opt, dp_masg, dp_sgld, dp_nsgd_tree, "
+                       "in full batch or with their mini-batches"):
         DPLogisticRegression(optimizer=opt, data_norm=4.0).fit(_lazy(X), _lazy(y2))
+
+
+@pytest.mark.parametrize("opt", [
+    {}, {"batch_size": 50}, {"batch_size": None, "epochs": 3},
+    {"batch_size": 64, "tree": "aligned", "honaker": False, "epochs": 3},
+], ids=["auto", "b50", "full", "aligned-plain"])
+def test_dp_nsgd_tree_on_dask_walks_the_epochs_order_and_equals_memory_fit(client, monkeypatch,
+                                                                          opt):
+    """dp_nsgd_tree on the cluster: the client draws each epoch's permutation from the fit's
+    generator (as in memory), each step sends the chunks the sorted positions of its slice of
+    b rows, every row is in exactly one batch per epoch, and the fit (coefficients, tree event)
+    is the in-memory fit of the same seed."""
+    import skdp._dask as skdp_dask
+    from skdp.optimizers.dp_nsgd_tree import DPNSGDTree
+    from skdp.privacy.tree import TreeAggregationEvent
+
+    X, y2, _, _ = _data(5)
+    params = dict(epsilon=0.8, delta=1e-6, data_norm=5.0, random_state=4,
+                  optimizer=DPNSGDTree(**opt))
+    a = DPLogisticRegression(**params).fit(X, y2)
+    seen = []
+    original = skdp_dask.DaskDesign.gradient_sum
+
+    def recording(self, w, loss_id, tau, index=None):
+        seen.append(np.arange(N) if index is None else np.array(index))
+        return original(self, w, loss_id, tau, index)
+
+    monkeypatch.setattr(skdp_dask.DaskDesign, "gradient_sum", recording)
+    b = DPLogisticRegression(**params).fit(_lazy(X), _lazy(y2))
+    _assert_same_fit(a, b)
+    assert isinstance(b.dp_event_, TreeAggregationEvent)
+    steps = b.privacy_record_.details["steps_per_epoch"]
+    size = b.privacy_record_.details["batch_size"]
+    assert len(seen) == b.n_iter_ and b.n_iter_ % steps == 0
+    for e in range(b.n_iter_ // steps):
+        batches = seen[e * steps:(e + 1) * steps]
+        assert all(np.array_equal(i, np.sort(i)) and i.size <= size for i in batches)
+        assert np.array_equal(np.sort(np.concatenate(batches)), np.arange(N))
+    if steps > 1:  # a reshuffled order: the first batches of two epochs differ
+        assert not np.array_equal(seen[0], seen[steps])
 
 
 def test_poisson_dp_gdws_on_dask_equals_memory_fit(client, monkeypatch):
@@ -205,8 +246,8 @@ def _recording_sample_sum(skdp_dask, recording, sent):
 
 @pytest.mark.parametrize("make", [
     lambda: DPGDWS(max_iter=15), lambda: DPGDWS(batch_size=0.2, max_iter=15),
-    lambda: DPNAGOpt(max_iter=15),
-], ids=["dp_gdws", "dp_gdws poisson", "dp_nag_opt"])
+    lambda: DPNAGOpt(max_iter=15), lambda: DPNSGDTree(batch_size=40, epochs=2),
+], ids=["dp_gdws", "dp_gdws poisson", "dp_nag_opt", "dp_nsgd_tree"])
 def test_local_scheduler_steps_run_in_process_and_equal_the_memory_fit(monkeypatch, make):
     """Without a distributed client (dask's local schedulers) the chunks are computed once and
     the steps call the chunk functions directly: fewer dask computations than steps (one task
@@ -250,7 +291,7 @@ def test_every_supported_optimizer_and_estimator(client, optimizer):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("optimizer", SUPPORTED)
+@pytest.mark.parametrize("optimizer", POISSON)
 def test_every_supported_optimizer_with_poisson_batches(client, optimizer):
     """The Poisson mini-batch mode of every supported optimizer (Gaussian, and dp_gdws's
     Laplace): the in-memory fit of the same seed, every estimator."""

@@ -207,6 +207,8 @@ _NAG_PAPER = {"reselect_T": True, "kappa": None}
 # decay loses about 1 - sqrt(3/4) of the signal); a small one keeps every derivative saturated
 _TREE_FULL = {"batch_size": None, "schedule": "constant"}
 _TREE_LOSS = {**_TREE_FULL, "learning_rate": 0.01}
+# ... the estimator paths' (two epochs: on Dask, two orders drawn on the client)
+_TREE_ESTIMATOR = {"epochs": 2, "schedule": "constant", "learning_rate": 0.01}
 _LAPLACE = {"mechanism": "laplace", "max_iter": 1}
 _NAG_FIXED_T = {"reselect_T": False, "max_iter": 10}  # few steps: the memory covers them all
 # The losses, multiclass and sparse designs: settings under which the canary's derivative stays
@@ -431,7 +433,10 @@ def estimator_paths():
     """The estimator-level audits, ``[EstimatorPath, ...]``."""
     from ..linear_model import DPRidge
     from ..optimizers.dp_gdws import DPGDWS
+    from ..optimizers.dp_masg import DPMASG
+    from ..optimizers.dp_nsgd_tree import DPNSGDTree
     from ..optimizers.dp_scd import DPSCD
+    from ..optimizers.dp_sgld import DPSGLD
 
     logistic, svc, ridge, logistic_defaults, svc_defaults = _estimators()
     E = EstimatorPath
@@ -586,6 +591,24 @@ def estimator_paths():
         # float32 chunks are read in place on the workers, by the float32 kernels
         E("DPLogisticRegression on Dask float32 (dp_gdws)", "Dask input",
           logistic(optimizer=DPGDWS(step=0.01, max_iter=10)), dask=True, float32=True),
+        # the other two optimizers that run on Dask, at the powered settings of their optimizer
+        # paths (_POWERED): dp_masg's stages and dp_sgld's plan over the same chunk sums
+        E("DPLogisticRegression on Dask (dp_masg)", "Dask input",
+          logistic(optimizer=DPMASG(**_POWERED["dp_masg"][0])), dask=True),
+        E("DPLogisticRegression on Dask (dp_sgld)", "Dask input",
+          logistic(optimizer=DPSGLD(**_POWERED["dp_sgld"][0])), dask=True),
+        # dp_nsgd_tree on Dask: the client draws each epoch's order and sends each step's slice
+        # to the chunks that hold its rows. In full batch the canary is in every step's one
+        # node; with mini-batches it enters log2(M) + 1 nodes a step (_WHY_TREE), so the
+        # mini-batch paths (in memory, for comparison, and on Dask) scale the noise further
+        E("DPLogisticRegression on Dask (dp_nsgd_tree full batch)", "Dask input",
+          logistic(optimizer=DPNSGDTree(**_TREE_ESTIMATOR, batch_size=None)), dask=True),
+        E("DPLogisticRegression dp_nsgd_tree mini-batch", "losses",
+          logistic(optimizer=DPNSGDTree(**_TREE_ESTIMATOR, batch_size=16)), factor=0.25,
+          why=_WHY_TREE),
+        E("DPLogisticRegression on Dask (dp_nsgd_tree mini-batch)", "Dask input",
+          logistic(optimizer=DPNSGDTree(**_TREE_ESTIMATOR, batch_size=16)), dask=True,
+          factor=0.25, why=_WHY_TREE),
     ]
 
 

@@ -234,8 +234,8 @@ class OptimizeResult:
     mechanism_record: PrivacyRecord = None
 
 
-#: The optimizers whose full-batch steps run on Dask inputs.
-DISTRIBUTED_OPTIMIZERS = ("dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld")
+#: The optimizers whose steps run on Dask inputs.
+DISTRIBUTED_OPTIMIZERS = ("dp_gdws", "dp_nag_opt", "dp_masg", "dp_sgld", "dp_nsgd_tree")
 
 
 def batch_fraction(batch_size, n):
@@ -310,8 +310,10 @@ class DPOptimizer(BaseEstimator):
     event_depends_on_problem = True
     #: Whether ``problem.init`` (a public starting point, the estimators' ``warm_start``) is used.
     supports_warm_start = True
-    #: Whether the full-batch steps can run on rows that live on Dask workers (:mod:`skdp._dask`).
+    #: Whether the steps can run on rows that live on Dask workers (:mod:`skdp._dask`).
     supports_distributed = False
+    #: Whether a mini-batch ``batch_size`` means Poisson sampling (:func:`batch_fraction`).
+    poisson_batches = True
 
     def check_regularisation(self, lam_n_rows):
         """Warn when the problem is too weakly regularised for this optimizer; nothing by

@@ -40,12 +40,12 @@ def check_distributed(optimizer, n_samples):
     if not optimizer.supports_distributed:
         raise ValueError(
             f"{name} cannot run on Dask inputs (its steps are not a sum over rows: dp_scd keeps "
-            "a dual variable per row, dp_nsgd_tree visits the rows in a secret order, epoch "
-            f"after epoch); the optimizers that can are {', '.join(DISTRIBUTED_OPTIMIZERS)}, in "
-            "full batch (batch_size=None) or with Poisson mini-batches (batch_size set)"
+            "a dual variable per row and updates one row at a time); the optimizers that can "
+            f"are {', '.join(DISTRIBUTED_OPTIMIZERS)}, in full batch or with their mini-batches "
+            "(Poisson samples; dp_nsgd_tree's reshuffled epochs)"
         )
-    # every mini-batch mode of these optimizers is Poisson sampling (poisson_oracle)
-    batch_fraction(getattr(optimizer, "batch_size", None), n_samples)  # its ValueError
+    if optimizer.poisson_batches:  # their mini-batch mode is Poisson sampling (poisson_oracle)
+        batch_fraction(getattr(optimizer, "batch_size", None), n_samples)  # its ValueError
 
 
 def gdws_full_batch(

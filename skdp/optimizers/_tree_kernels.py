@@ -25,7 +25,10 @@ from ..losses import scalar_derivative
 from ..privacy.noise import add_gaussian_noise
 from ._glm import _n_outputs, add_example_gradient, example_derivative
 
-__all__ = ["trailing_zeros", "tree_step", "batch_gradient", "nsgd_tree_epoch", "N_STATE"]
+__all__ = [
+    "trailing_zeros", "tree_step", "batch_gradient", "nsgd_tree_epoch", "nsgd_tree_update",
+    "N_STATE", "GRADIENT_ROW",
+]
 
 
 @njit(cache=True, nogil=True)
@@ -182,6 +185,8 @@ def _add_batch_rows_impl(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
 # Rows of the per-fit ``state`` matrix (D-vectors that persist across epochs).
 _G, _Q, _MH, _ZIN, _ZEP, _CARRY, _CUR, _FRESH, _LEAF, _PIN, _SCUR = range(11)
 N_STATE = 11
+#: The row of ``state`` that holds a step's batch gradient (written by the caller on Dask).
+GRADIENT_ROW = _G
 
 
 @njit(cache=True, nogil=True)
@@ -206,16 +211,43 @@ def nsgd_tree_epoch(
     :func:`tree_step`).
     """
     n = X.shape[0]
-    D = w.shape[0]
     K = _n_outputs(Y)
     M = (n + batch - 1) // batch
+    z = np.zeros(K)
+    s = np.zeros(K)
+    g = state[_G]
+    for tau in range(1, M + 1):
+        start = (tau - 1) * batch
+        stop = min(start + batch, n)
+        batch_gradient(X, Y, w, perm, start, stop, loss_id, clip, g, z, s)
+        row = nsgd_tree_update(
+            w, tau, e, t0 + tau, T, M, lam, batch, alpha, eta0, linear, aligned, sigma,
+            honaker, decpow_in, hon_a_in, decpow_ep, hon_a_ep, rng, state, xi_in, xi_ep, sx_in,
+            sx_ep, trace, row, replay,
+        )
+    return row
+
+
+@njit(cache=True, nogil=True)
+def nsgd_tree_update(
+    w, tau, e, t, T, M, lam, batch, alpha, eta0, linear, aligned, sigma, honaker, decpow_in,
+    hon_a_in, decpow_ep, hon_a_ep, rng, state, xi_in, xi_ep, sx_in, sx_ep, trace, row,
+    replay=False,
+):
+    """Step ``tau`` (1..M) of epoch ``e`` (global step ``t``) after its batch gradient: the
+    exact momentum, the tree noise, the normalised move of ``w``; returns the next trace row.
+
+    ``state[_G]`` holds the batch's sum of clipped per-example gradients, computed by
+    :func:`batch_gradient` in :func:`nsgd_tree_epoch` or, for rows on Dask workers, summed over
+    the chunks by the client (:mod:`skdp._dask`): the same update either way, so a fit with the
+    same seed releases the same nodes.
+    """
+    D = w.shape[0]
     dec = 1.0 - alpha
     inv_b = 1.0 / batch
     gamma = dec**M
     tracing = trace.shape[0] > 0
     noisy = sigma > 0.0 or tracing
-    z = np.zeros(K)
-    s = np.zeros(K)
     g = state[_G]
     q = state[_Q]
     mh = state[_MH]
@@ -227,53 +259,48 @@ def nsgd_tree_epoch(
     leaf = state[_LEAF]
     pin = state[_PIN]
     scur = state[_SCUR]
-    for tau in range(1, M + 1):
-        t = t0 + tau
-        start = (tau - 1) * batch
-        stop = min(start + batch, n)
-        batch_gradient(X, Y, w, perm, start, stop, loss_id, clip, g, z, s)
-        for j in range(D):
-            q[j] = dec * q[j] + alpha * (g[j] * inv_b + lam * w[j])
-        if noisy:
-            if tau == 1:
-                for j in range(D):
-                    Zin[j] = 0.0
-                    pin[j] = 0.0
+    for j in range(D):
+        q[j] = dec * q[j] + alpha * (g[j] * inv_b + lam * w[j])
+    if noisy:
+        if tau == 1:
             for j in range(D):
-                carry[j] *= dec
-            if tracing:
-                for j in range(D):
-                    leaf[j] = alpha * g[j] * inv_b
-                    pin[j] = dec * pin[j] + leaf[j]
-            if aligned and tau == M:
-                # the epoch leaf is the epoch's exact within-epoch momentum
-                row = tree_step(
-                    rng, e, Zep, xi_ep, gamma, decpow_ep, sigma, honaker, hon_a_ep, cur, fresh,
-                    tracing, sx_ep, pin, scur, trace, row, replay,
-                )
-                for j in range(D):
-                    carry[j] = Zep[j]
-                    mh[j] = q[j] + carry[j]
-            else:
-                row = tree_step(
-                    rng, tau, Zin, xi_in, dec, decpow_in, sigma, honaker, hon_a_in, cur, fresh,
-                    tracing, sx_in, leaf, scur, trace, row, replay,
-                )
-                for j in range(D):
-                    mh[j] = q[j] + Zin[j] + carry[j]
-                if tau == M:  # restart: the epoch-end noise is carried (post-processing)
-                    for j in range(D):
-                        carry[j] = Zin[j] + carry[j]
+                Zin[j] = 0.0
+                pin[j] = 0.0
+        for j in range(D):
+            carry[j] *= dec
+        if tracing:
+            for j in range(D):
+                leaf[j] = alpha * g[j] * inv_b
+                pin[j] = dec * pin[j] + leaf[j]
+        if aligned and tau == M:
+            # the epoch leaf is the epoch's exact within-epoch momentum
+            row = tree_step(
+                rng, e, Zep, xi_ep, gamma, decpow_ep, sigma, honaker, hon_a_ep, cur, fresh,
+                tracing, sx_ep, pin, scur, trace, row, replay,
+            )
+            for j in range(D):
+                carry[j] = Zep[j]
+                mh[j] = q[j] + carry[j]
         else:
+            row = tree_step(
+                rng, tau, Zin, xi_in, dec, decpow_in, sigma, honaker, hon_a_in, cur, fresh,
+                tracing, sx_in, leaf, scur, trace, row, replay,
+            )
             for j in range(D):
-                mh[j] = q[j]
-        nrm = 0.0
+                mh[j] = q[j] + Zin[j] + carry[j]
+            if tau == M:  # restart: the epoch-end noise is carried (post-processing)
+                for j in range(D):
+                    carry[j] = Zin[j] + carry[j]
+    else:
         for j in range(D):
-            nrm += mh[j] * mh[j]
-        nrm = np.sqrt(nrm)
-        if nrm > 0.0:
-            eta = eta0 * (1.0 - t / (T + 1.0)) if linear else eta0
-            f = eta / nrm
-            for j in range(D):
-                w[j] -= f * mh[j]
+            mh[j] = q[j]
+    nrm = 0.0
+    for j in range(D):
+        nrm += mh[j] * mh[j]
+    nrm = np.sqrt(nrm)
+    if nrm > 0.0:
+        eta = eta0 * (1.0 - t / (T + 1.0)) if linear else eta0
+        f = eta / nrm
+        for j in range(D):
+            w[j] -= f * mh[j]
     return row

@@ -30,7 +30,8 @@ from ._defaults import (
     tree_steps_per_epoch,
 )
 from ._glm import scalar_targets
-from ._tree_kernels import N_STATE, nsgd_tree_epoch
+from ._loops import is_distributed
+from ._tree_kernels import GRADIENT_ROW, N_STATE, nsgd_tree_epoch, nsgd_tree_update
 
 __all__ = ["DPNSGDTree"]
 
@@ -155,6 +156,12 @@ class DPNSGDTree(DPOptimizer):
     event_depends_on_problem = False
     supports_replay = True
     required_problem_constants = ("gradient_bound",)
+    # every step is a sum over its batch's rows: on Dask the client draws the epoch's order and
+    # each chunk sums its rows of the batch (_distributed_epoch)
+    supports_distributed = True
+    #: Its mini-batches are slices of a reshuffled order, not Poisson samples (``batch_size`` is
+    #: its own: "auto", None or an int, never a rate).
+    poisson_batches = False
 
     _parameter_constraints: dict = {
         "epochs": [POSITIVE_INT, AUTO],
@@ -313,19 +320,28 @@ class DPNSGDTree(DPOptimizer):
         sx_ep = np.zeros((L_ep if record_trace else 0, D))
         n, T = problem.n_samples, E * M
         row = [0]  # the next trace row, carried across chunks
-        targets = scalar_targets(problem.Y, problem.loss.loss_id)  # 1-D: the scalar loop alone
+        # the arguments of the step after its batch gradient, shared by both epoch loops
+        update = (
+            T, M, problem.lam, b, alpha, eta0, self.schedule == "linear",
+            self.tree == "aligned", float(sigma), bool(self.honaker), decpow_in, hon_in,
+            decpow_ep, hon_ep, rng, state, xi_in, xi_ep, sx_in, sx_ep, trace,
+        )
+        if is_distributed(problem):
+            epoch = self._distributed_epoch(problem, w, b, state, update, replay is not None)
+        else:
+            targets = scalar_targets(problem.Y, problem.loss.loss_id)  # 1-D: the scalar loop
+
+            def epoch(perm, e, row):
+                T_, _, *rest = update  # the kernel finds M from n and b
+                return nsgd_tree_epoch(
+                    problem.rows, targets, w, perm, e, (e - 1) * M, T_, problem.loss.loss_id,
+                    problem.clip, *rest, row, replay is not None,
+                )
 
         def run_chunk(start, stop):  # whole epochs: start and stop are multiples of M (or T)
             for e in range(start // M + 1, stop // M + 1):
                 # numpy's permutation (the same stream numba would draw, 4x faster), the epoch
-                perm = rng.permutation(n)
-                row[0] = nsgd_tree_epoch(
-                    problem.rows, targets, w, perm, e, (e - 1) * M, T, problem.loss.loss_id,
-                    problem.clip, problem.lam, b, alpha, eta0, self.schedule == "linear",
-                    self.tree == "aligned", float(sigma), bool(self.honaker), decpow_in, hon_in,
-                    decpow_ep, hon_ep, rng, state, xi_in, xi_ep, sx_in, sx_ep, trace, row[0],
-                    replay is not None,
-                )
+                row[0] = epoch(rng.permutation(n), e, row[0])
 
         progress = progress or ProgressMonitor()
         progress.run(
@@ -334,6 +350,35 @@ class DPNSGDTree(DPOptimizer):
         )
         n_steps = T
         return w, int(n_steps), (trace if record_trace else None), sens
+
+    @staticmethod
+    def _distributed_epoch(problem, w, b, state, update, replay):
+        """``(perm, e, row) -> row``: one epoch over rows that live on Dask workers.
+
+        The client walks the epoch's permutation (drawn from the fit's generator, as in memory)
+        in slices of ``b``; each step's batch gradient is the chunks' sums over their rows of
+        the slice (:meth:`skdp._dask.DaskDesign.gradient_sum`, the positions sorted: a sum does
+        not depend on the order of its terms, up to rounding), written where
+        :func:`~skdp.optimizers._tree_kernels.nsgd_tree_epoch` writes it; the rest of the step
+        is the kernel's own (:func:`~skdp.optimizers._tree_kernels.nsgd_tree_update`). The
+        permutation is as secret as the noise: only the workers holding the rows see their
+        positions (as with Poisson batches)."""
+        design, loss_id, clip = problem.X, problem.loss.loss_id, problem.clip
+        n, M = problem.n_samples, update[1]
+        grad = state[GRADIENT_ROW]
+
+        def epoch(perm, e, row):
+            for tau in range(1, M + 1):
+                start = (tau - 1) * b
+                stop = min(start + b, n)
+                index = None if stop - start == n else np.sort(perm[start:stop])
+                grad[:] = design.gradient_sum(w, loss_id, clip, index)
+                row = nsgd_tree_update(
+                    w, tau, e, (e - 1) * M + tau, *update, row, replay,
+                )
+            return row
+
+        return epoch
 
     @staticmethod
     def _prefix_epsilon(record, epochs):

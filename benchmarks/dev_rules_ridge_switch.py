@@ -1,0 +1,112 @@
+"""DPRidge's ``optimizer="auto"``: dp_scd everywhere, or dp_nag_opt from a signal-to-noise ratio
+(session 15).
+
+On the ten-seed defaults grid (``results/defaults_s13c_10seeds.csv``, public bounds)
+dp_nag_opt is above DPRidge's default dp_scd (or within 0.001) in every development cell from
+``s = n sqrt(2 rho) / sqrt(p) = 29`` (p: features + intercept), by up to 0.045 of R^2, and below it in most cells
+under ``s = 28`` (make_regression by up to 0.18). Result (session 15): at all defaults a switch
+at s >= 28 gains 0.0075 on average over the 16 cells it moves, two cells behind by 0.014 and
+0.017 (median gaps); not adopted. This script checks the same comparison where a
+user runs it: every parameter at its default (``data_norm="auto"``, ``y_bounds="auto"``), on the
+development sets only (wine, diabetes, make_regression) at the sizes and seeds of session 14's
+sweep (``dev_rules_step_private_bound.py``, whose dp_nag_opt rows at floor 0.8 are the current
+code: they are read, not rerun), and prints the gap per cell ordered by s.
+
+Run: ``python benchmarks/dev_rules_ridge_switch.py sweep`` (dp_scd's fits, about 5 minutes),
+then ``python benchmarks/dev_rules_ridge_switch.py report``; writes
+``results/dev_rules_ridge_switch.csv`` and ``.md``.
+"""
+
+import csv
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from sklearn.metrics import r2_score
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import bench_defaults as bd  # noqa: E402
+from dev_rules_step_private_bound import DATASETS, EPS, N_GRID, SEEDS  # noqa: E402
+
+from skdp import DPRidge  # noqa: E402
+from skdp.optimizers._defaults import budget_rho, snr  # noqa: E402
+
+OUT = HERE / "results" / "dev_rules_ridge_switch.csv"
+NAG = HERE / "results" / "dev_rules_step_private_bound_ridge.csv"
+GRID = HERE / "results" / "defaults_s13c_10seeds.csv"
+
+
+def sweep():
+    with open(OUT, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["dataset", "n", "p", "eps", "seed", "score"])
+        for name in DATASETS["ridge"]:
+            for n in bd.sizes(name, N_GRID):
+                for seed in range(SEEDS):
+                    _, X, y, X_te, y_te = bd.subsample(name, n, seed)
+                    for eps in EPS:
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            model = DPRidge(epsilon=eps, delta=bd.DELTA, optimizer="dp_scd",
+                                            random_state=seed).fit(X, y)
+                        score = float(r2_score(y_te, model.predict(X_te)))
+                        w.writerow([name, n, X.shape[1] + 1, eps, seed, f"{score:.5f}"])
+                fh.flush()
+                print(name, n, flush=True)
+
+
+def _gaps():
+    scd = pd.read_csv(OUT)
+    nag = pd.read_csv(NAG)
+    nag = nag[(nag.optimizer == "dp_nag_opt") & (nag.floor == 0.8)]
+    m = scd.merge(nag[["dataset", "n", "eps", "seed", "score"]], on=["dataset", "n", "eps", "seed"],
+                  suffixes=("_scd", "_nag"))
+    m["gap"] = m.score_nag - m.score_scd
+    g = m.groupby(["dataset", "n", "p", "eps"]).agg(
+        scd=("score_scd", "median"), nag=("score_nag", "median"), gap=("gap", "mean"),
+        gap_median=("gap", "median"), se=("gap", lambda v: v.std(ddof=1) / np.sqrt(len(v))),
+        seeds=("gap", "size")).reset_index()
+    g["s"] = [snr(n, p, budget_rho(e, bd.DELTA)) for n, p, e in zip(g.n, g.p, g.eps)]
+    grid = pd.read_csv(GRID)
+    grid = grid[(grid.part == "dev") & (grid.estimator == "ridge")]
+    pub = grid.groupby(["dataset", "n", "eps", "method"]).score.mean().unstack("method")
+    pub = (pub.dp_nag_opt - pub.dp_scd).rename("public_gap").reset_index()
+    g = g.merge(pub, on=["dataset", "n", "eps"], how="left")
+    return g.sort_values("s")
+
+
+def report():
+    g = _gaps()
+    lines = [
+        "# DPRidge: dp_nag_opt against dp_scd, all defaults (private row and target bounds)",
+        "",
+        "Development sets only; 10 seeds (session 14's splits). `gap`: dp_nag_opt minus dp_scd, "
+        "mean over seeds of the paired R^2 gap (`se` its standard error; `median gap` the median, "
+        "robust to the seeds where private target bounds fail at n <= 500, eps 0.1); "
+        "`public gap`: the same gap on the ten-seed grid with public bounds. Medians of R^2 "
+        "per optimizer. Ordered by s = n sqrt(2 rho) / sqrt(p).",
+        "",
+        "| data | n | eps | s | dp_scd | dp_nag_opt | gap | se | median gap | public gap |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in g.itertuples():
+        lines.append(f"| {r.dataset} | {r.n} | {r.eps:g} | {r.s:.1f} | {r.scd:.3f} | {r.nag:.3f} "
+                     f"| {r.gap:+.3f} | {r.se:.3f} | {r.gap_median:+.3f} | {r.public_gap:+.3f} |")
+    lines += ["", "Mean gain over the cells each threshold switches (dp_nag_opt from s >= t):", "",
+              "| t | cells switched | mean gap (all defaults) | cells worse by > 0.02 | "
+              "mean public gap |", "|---|---|---|---|---|"]
+    for t in (10, 20, 28, 40, 60, 100):
+        sw = g[g.s >= t]
+        lines.append(f"| {t} | {len(sw)} | {sw.gap_median.mean():+.4f} | "
+                     f"{int((sw.gap_median < -0.02).sum())} | {sw.public_gap.mean():+.4f} |")
+    (HERE / "results" / "dev_rules_ridge_switch.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    {"sweep": sweep, "report": report}[sys.argv[1]]()
