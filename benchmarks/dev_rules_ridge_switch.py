@@ -1,18 +1,19 @@
 """DPRidge's ``optimizer="auto"``: dp_scd everywhere, or dp_nag_opt from a signal-to-noise ratio
 (session 15).
 
-On the ten-seed defaults grid (``results/defaults_s13c_10seeds.csv``, public bounds)
-dp_nag_opt is above DPRidge's default dp_scd (or within 0.001) in every development cell from
-``s = n sqrt(2 rho) / sqrt(p) = 29`` (p: features + intercept), by up to 0.045 of R^2, and below it in most cells
-under ``s = 28`` (make_regression by up to 0.18). Result (session 15): at all defaults a switch
-at s >= 28 gains 0.0075 on average over the 16 cells it moves, two cells behind by 0.014 and
-0.017 (median gaps); not adopted. This script checks the same comparison where a
-user runs it: every parameter at its default (``data_norm="auto"``, ``y_bounds="auto"``), on the
-development sets only (wine, diabetes, make_regression) at the sizes and seeds of session 14's
-sweep (``dev_rules_step_private_bound.py``, whose dp_nag_opt rows at floor 0.8 are the current
-code: they are read, not rerun), and prints the gap per cell ordered by s.
+On the ten-seed defaults grid (``results/defaults_s13c_10seeds.csv``, public bounds) dp_nag_opt
+is above DPRidge's default dp_scd (or within 0.001) in every development cell from ``s = n
+sqrt(2 rho) / sqrt(p) = 29`` (p: features + intercept), by up to 0.045 of R^2, and below it in
+most cells under ``s = 28`` (make_regression by up to 0.18). Result (session 15): at all
+defaults a switch at s >= 28 gains 0.0075 on average over the 16 cells it moves, two cells
+behind by 0.014 and 0.017 (median gaps); not adopted. This script checks the same comparison
+where a user runs it: every parameter at its default (``data_norm="auto"``,
+``y_bounds="auto"``), on the development sets only (wine, diabetes, make_regression) at the
+sizes and seeds of session 14's sweep (``dev_rules_step_private_bound.py``, whose dp_nag_opt
+rows at floor 0.8 are the current code: they are read, not rerun), and prints the gap per cell
+ordered by s.
 
-Run: ``python benchmarks/dev_rules_ridge_switch.py sweep`` (dp_scd's fits, about 5 minutes),
+Run: ``python benchmarks/dev_rules_ridge_switch.py sweep`` (dp_scd's fits, about a minute),
 then ``python benchmarks/dev_rules_ridge_switch.py report``; writes
 ``results/dev_rules_ridge_switch.csv`` and ``.md``.
 """
