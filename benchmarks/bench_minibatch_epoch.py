@@ -13,8 +13,12 @@ The yardstick, measured in the same process just before: one numpy ``X @ w`` plu
 ``X.T @ r`` on one BLAS thread (minimum of 10). float64 rows of unit norm, logistic labels,
 epsilon 1, public ``data_norm=1``. Best of 3 fits after a warm-up fit.
 
-Usage: ``python benchmarks/bench_minibatch_epoch.py``; writes
-``benchmarks/results/minibatch_epoch.md``.
+A second table times multiclass fits (K = 3 and 10 classes, the multinomial loss) against the
+same yardstick with K columns, ``X @ W`` plus ``X.T @ R`` (W of shape (d, K), R of (n, K)).
+
+Usage: ``python benchmarks/bench_minibatch_epoch.py [--multiclass]`` (``--multiclass``: the
+second table only); writes ``benchmarks/results/minibatch_epoch.md`` (or
+``minibatch_epoch_multiclass.md``).
 """
 
 import sys
@@ -29,6 +33,7 @@ RESULTS = HERE / "results"
 sys.path.insert(0, str(HERE))
 from _timing import epochs_of, record_steps  # noqa: E402
 SHAPES = [(100_000, 100), (1_000_000, 100), (100_000, 1000)]
+MULTICLASS = [(100_000, 100, 3), (100_000, 100, 10)]  # (n, d, K)
 
 
 def _data(n, d):
@@ -39,10 +44,18 @@ def _data(n, d):
     return X, y
 
 
-def _pair(X):
+def _labels(X, K, seed=1):
+    """K classes from the first K features plus noise (K > 2)."""
+    rng = np.random.default_rng(seed)
+    return np.argmax(X[:, :K] + 0.3 * rng.standard_normal((X.shape[0], K)), axis=1)
+
+
+def _pair(X, K=1):
     from threadpoolctl import threadpool_limits
 
-    w, r = np.ones(X.shape[1]) * 0.1, np.ones(X.shape[0])
+    w, r = np.ones((X.shape[1], K)) * 0.1, np.ones((X.shape[0], K))
+    if K == 1:
+        w, r = w[:, 0], r[:, 0]
     best = np.inf
     with threadpool_limits(limits=1):
         for _ in range(10):
@@ -67,14 +80,18 @@ def _optimizers(n):
     }
 
 
-def main():
+def main(argv=None):
     from skdp import DPLogisticRegression
 
+    only_multiclass = "--multiclass" in (sys.argv[1:] if argv is None else argv)
     spent = record_steps()
     rows = []
-    for n, d in SHAPES:
+    cases = ([] if only_multiclass else [(n, d, 2) for n, d in SHAPES]) + MULTICLASS
+    for n, d, K in cases:
         X, y = _data(n, d)
-        pair = _pair(X)
+        if K > 2:
+            y = _labels(X, K)
+        pair = _pair(X, 1 if K == 2 else K)
         for label, optimizer in _optimizers(n).items():
             est = DPLogisticRegression(epsilon=1.0, data_norm=1.0, optimizer=optimizer,
                                        random_state=0)
@@ -86,23 +103,25 @@ def main():
                     est.fit(X, y)
                     best = min(best, sum(seconds for seconds, _ in spent))
             epoch = best / epochs_of(est, n)
-            rows.append((n, d, label, pair, epoch))
-            print(f"n={n} d={d} {label}: epoch {epoch * 1e3:.1f} ms, pair {pair * 1e3:.2f} ms, "
-                  f"{epoch / pair:.2f}x", flush=True)
+            rows.append((n, d, K, label, pair, epoch))
+            print(f"n={n} d={d} K={K} {label}: epoch {epoch * 1e3:.1f} ms, "
+                  f"pair {pair * 1e3:.2f} ms, {epoch / pair:.2f}x", flush=True)
         del X, y
     lines = [
         "# Mini-batch epochs, steps only, against one `X @ w` plus one `X.T @ r`", "",
         "`python benchmarks/bench_minibatch_epoch.py` (see its docstring). One run on a shared "
         "2-core machine; the yardstick is measured in the same process just before. Target "
         "(issue 16): within 3x at d >= 100.", "",
-        "| n | d | optimizer | `X @ w` + `X.T @ r` (ms) | epoch, steps only (ms) | ratio |",
-        "|---|---|---|---|---|---|",
+        "| n | d | classes | optimizer | `X @ W` + `X.T @ R` (ms) | epoch, steps only (ms) | "
+        "ratio |",
+        "|---|---|---|---|---|---|---|",
     ]
-    for n, d, label, pair, epoch in rows:
-        lines.append(f"| {n:.0e} | {d} | {label} | {pair * 1e3:.2f} | {epoch * 1e3:.1f} | "
+    for n, d, K, label, pair, epoch in rows:
+        lines.append(f"| {n:.0e} | {d} | {K} | {label} | {pair * 1e3:.2f} | {epoch * 1e3:.1f} | "
                      f"{epoch / pair:.2f}x |")
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "minibatch_epoch.md").write_text("\n".join(lines) + "\n")
+    name = "minibatch_epoch_multiclass.md" if only_multiclass else "minibatch_epoch.md"
+    (RESULTS / name).write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 

@@ -83,10 +83,51 @@ def _add_clipped_gradients(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
     if K == 1 and loss_id != MULTINOMIAL:  # scalar fast path (vectorised dot and axpy)
         _add_scalar_gradients(X, Y, w, idx, start, stop, loss_id, tau, out)
         return
+    _add_vector_gradients(X, Y, w, idx, start, stop, loss_id, tau, out, z, s)
+
+
+@njit(cache=True, nogil=True)
+def _add_vector_gradients(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
+    """:func:`_add_clipped_gradients` for K > 1 outputs, one output at a time.
+
+    The flat parameters interleave the outputs (``w[j * K + k]``), so a row's margins and its
+    gradient in that layout are strided loops the compiler does not vectorise (about 1 us a row
+    at d = 100, K = 3, against 60 ns for K = 1). Here the K columns of W are copied once per
+    call into contiguous rows, each margin and each gradient update is the scalar path's
+    contiguous dot and axpy (:func:`~skdp._rows.dot_stored`, :func:`~skdp._rows.axpy_stored`,
+    the constant column once per call), and the sums are added back into ``out`` in its
+    layout. The same sum, up to the order of the floating-point additions.
+    """
+    K = Y.shape[1]
+    p = out.shape[0] // K
+    wt = np.empty((K, p))
+    for j in range(p):
+        for k in range(K):
+            wt[k, j] = w[j * K + k]
+    gt = np.zeros((K, p))
+    offset = np.empty(K)
+    total = np.zeros(K)
+    for k in range(K):
+        offset[k] = tail_dot(X, wt[k])
     for r in range(start, stop):
+        if r + PREFETCH_AHEAD < stop:  # a sampled batch's rows are scattered (a hint only)
+            prefetch_row(X, idx[r + PREFETCH_AHEAD])
         i = idx[r]
-        example_derivative(X, Y, w, i, loss_id, tau, z, s)
-        add_example_gradient(X, i, s, K, row_weight(X, i), out)
+        for k in range(K):
+            z[k] = dot_stored(X, i, wt[k]) + offset[k]
+        loss_derivative(loss_id, z, Y, i, K, s)
+        clip_vector(s, K, tau)
+        a = row_weight(X, i)
+        for k in range(K):
+            d = a * s[k]
+            if d != 0.0:
+                axpy_stored(X, i, d, gt[k])
+                total[k] += d
+    for k in range(K):
+        add_tail(X, total[k], gt[k])
+    for j in range(p):
+        for k in range(K):
+            out[j * K + k] += gt[k, j]
 
 
 @njit(cache=True, nogil=True)

@@ -23,7 +23,7 @@ from .._prefetch import PREFETCH_AHEAD, prefetch_row
 from .._rows import add_tail, axpy_stored, dot_stored, row_weight, tail_dot
 from ..losses import scalar_derivative
 from ..privacy.noise import add_gaussian_noise
-from ._glm import _n_outputs, add_example_gradient, example_derivative
+from ._glm import _add_vector_gradients, _n_outputs
 
 __all__ = [
     "trailing_zeros", "tree_step", "batch_gradient", "nsgd_tree_epoch", "nsgd_tree_update",
@@ -172,13 +172,7 @@ def _add_batch_rows_impl(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
         return scalar
 
     def vector(X, Y, w, perm, start, stop, loss_id, clip, g, z, s):
-        K = Y.shape[1]
-        for r in range(start, stop):
-            if r + PREFETCH_AHEAD < stop:
-                prefetch_row(X, perm[r + PREFETCH_AHEAD])
-            i = perm[r]
-            example_derivative(X, Y, w, i, loss_id, clip, z, s)
-            add_example_gradient(X, i, s, K, row_weight(X, i), g)
+        _add_vector_gradients(X, Y, w, perm, start, stop, loss_id, clip, g, z, s)
     return vector
 
 
