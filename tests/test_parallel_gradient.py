@@ -15,7 +15,7 @@ import scipy.sparse as sp
 
 from skdp import DPGDWS, DPMASG, DPNAGOpt, DPSGLD, DPLogisticRegression, DPRidge
 from skdp._rows import make_rows
-from skdp.losses import LOGISTIC, MULTINOMIAL, SQUARED
+from skdp.losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE
 from skdp.optimizers import _glm
 from skdp.optimizers._glm import (
     BLOCK_ROWS,
@@ -190,3 +190,68 @@ def test_logistic_derivative_is_the_two_sided_stable_formula_bit_for_bit():
             s = np.empty(1)
             loss_derivative(lid, np.array([z]), np.array([[y]]), 0, 1, s)
             assert s[0] == want, (y, z)
+
+
+def _explicit_design(kind, X, weight):
+    """(kernel rows, the same rows as a plain float64 matrix, the weights) for a design kind."""
+    n = X.shape[0]
+    if kind == "array":
+        return X, X, np.ones(n)
+    if kind == "sparse":
+        Xs = np.where(np.abs(X) > 0.8, X, 0.0)
+        return make_rows(sp.csr_matrix(Xs), weight), Xs, weight
+    if kind == "clipped with intercept":  # rows scaled on the fly, a constant column of 0.5
+        from skdp._rows import clipped_dense_rows
+
+        rows = make_rows(clipped_dense_rows(X, 2.0, 0.5), weight)
+        factor = np.minimum(1.0, 2.0 / np.linalg.norm(X, axis=1))
+        return rows, np.column_stack([X * factor[:, None], np.full(n, 0.5)]), weight
+    if kind == "float32":  # read in place by the float32 kernels (a bound no row reaches)
+        from skdp._rows import clipped_dense_rows
+
+        X32 = X.astype(np.float32)
+        rows = make_rows(clipped_dense_rows(X32, 1e6), weight)
+        assert rows.values.dtype == np.float32
+        return rows, X32.astype(np.float64), weight
+    return make_rows(X, weight), X, weight
+
+
+@pytest.mark.parametrize("loss_id", [MULTINOMIAL, LOGISTIC, SQUARED_HINGE])
+@pytest.mark.parametrize("kind", ["array", "dense", "sparse", "clipped with intercept", "float32"])
+def test_vector_sum_is_the_explicit_sum_of_clipped_outer_products(kind, loss_id):
+    """K > 1 outputs (one output at a time over contiguous copies of W's columns): the sum is
+    ``sum_i weight_i x_i clip(loss'(W' x_i))'``, computed here with numpy alone, for every design
+    kind; the same for dp_nsgd_tree's batch kernel."""
+    from skdp.optimizers._tree_kernels import batch_gradient
+
+    rng = np.random.default_rng(3)
+    n, d, K, tau = 200, 7, 4, 0.7
+    X = rng.standard_normal((n, d)) * rng.uniform(0.2, 3.0, (n, 1))
+    rows, dense, weight = _explicit_design(kind, X, rng.uniform(0.0, 2.0, n))
+    if loss_id == MULTINOMIAL:
+        Y = np.eye(K)[rng.integers(0, K, n)]
+    else:
+        Y = np.where(rng.random((n, K)) < 0.5, -1.0, 1.0)
+    p = dense.shape[1]
+    w = rng.standard_normal(p * K)
+    idx = np.sort(rng.choice(n, 90, replace=False)).astype(np.int64)
+    expected = np.zeros((p, K))
+    for i in idx:
+        z = dense[i] @ w.reshape(p, K)
+        if loss_id == MULTINOMIAL:
+            e = np.exp(z - z.max())
+            s = e / e.sum() - Y[i]
+        elif loss_id == LOGISTIC:
+            s = -Y[i] / (1.0 + np.exp(Y[i] * z))
+        else:
+            s = -2.0 * Y[i] * np.maximum(0.0, 1.0 - Y[i] * z)
+        norm = np.linalg.norm(s)
+        s = s * (tau / norm) if norm > tau else s
+        expected += weight[i] * np.outer(dense[i], s)
+    tol = 1e-12 * np.abs(expected).max()
+    out = np.full(p * K, np.nan)
+    clipped_gradient_sum(rows, Y, w, idx, idx.size, loss_id, tau, out, np.zeros(K), np.zeros(K))
+    np.testing.assert_allclose(out, expected.ravel(), rtol=1e-11, atol=tol)
+    g = np.full(p * K, np.nan)
+    batch_gradient(rows, Y, w, idx, 0, idx.size, loss_id, tau, g, np.zeros(K), np.zeros(K))
+    np.testing.assert_allclose(g, expected.ravel(), rtol=1e-11, atol=tol)
