@@ -26,7 +26,7 @@ __all__ = [
     "poisson_batch", "clipped_gradient_sum", "block_gradient_sum", "gradient_workspace",
     "n_blocks", "threads_allowed", "thread_mode", "SERIAL", "THREADED", "value_and_gradient",
     "example_derivative", "dot_row", "axpy_row", "add_example_gradient", "full_batch_oracle",
-    "scalar_targets",
+    "scalar_targets", "outputs_as_rows", "add_rows_as_outputs",
 ]
 
 
@@ -99,12 +99,8 @@ def _add_vector_gradients(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
     layout. The same sum, up to the order of the floating-point additions.
     """
     K = Y.shape[1]
-    p = out.shape[0] // K
-    wt = np.empty((K, p))
-    for j in range(p):
-        for k in range(K):
-            wt[k, j] = w[j * K + k]
-    gt = np.zeros((K, p))
+    wt = outputs_as_rows(w, K)
+    gt = np.zeros_like(wt)
     offset = np.empty(K)
     total = np.zeros(K)
     for k in range(K):
@@ -125,6 +121,25 @@ def _add_vector_gradients(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
                 total[k] += d
     for k in range(K):
         add_tail(X, total[k], gt[k])
+    add_rows_as_outputs(gt, out)
+
+
+@njit(cache=True, nogil=True)
+def outputs_as_rows(w, K):
+    """The (K, p) copy of the flat row-major (p, K) parameters ``w``: output k's coefficients
+    contiguous in row k (the layout of the K > 1 hot loops, see :func:`_add_vector_gradients`)."""
+    p = w.shape[0] // K
+    wt = np.empty((K, p))
+    for j in range(p):
+        for k in range(K):
+            wt[k, j] = w[j * K + k]
+    return wt
+
+
+@njit(cache=True, nogil=True)
+def add_rows_as_outputs(gt, out):
+    """``out += gt`` from the (K, p) layout of :func:`outputs_as_rows` into the flat (p, K) one."""
+    K, p = gt.shape
     for j in range(p):
         for k in range(K):
             out[j * K + k] += gt[k, j]

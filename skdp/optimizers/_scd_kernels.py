@@ -45,7 +45,7 @@ from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector
 from ..privacy.noise import add_gaussian_noise
 from .._prefetch import PREFETCH_AHEAD, prefetch_entry, prefetch_row, prefetch_row_weight
 from .._rows import add_tail, axpy_stored, clip_limit, margins_and_sqnorm, row_weight
-from ._glm import add_example_gradient
+from ._glm import add_rows_as_outputs, outputs_as_rows
 
 __all__ = ["dp_scd_kernel", "poisson_sorted", "coordinate_update", "update_path"]
 
@@ -364,12 +364,24 @@ def _batch_updates(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_new
 def _batch_updates_impl(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_newton, uclip,
                         R, perm, m, zeta, dv, z, zk, work):
     if isinstance(path, types.Array) and path.ndim == 2:  # VECTOR_PATH
+        # One output at a time over contiguous copies of V's columns (the flat layout's strided
+        # loops cost about 1 us a row at d = 100, K = 3; see _glm._add_vector_gradients): every
+        # update of the batch reads the same pre-batch V (Jacobi), so one copy serves the batch.
         def vector(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, n_newton, uclip, R,
                    perm, m, zeta, dv, z, zk, work):
             K = Y.shape[1]
+            vt = outputs_as_rows(v, K)
+            dvt = np.zeros_like(vt)
+            total = np.zeros(K)
+            one = np.empty(1)
             for r in range(m):
                 i = perm[r]
-                s = margins_and_sqnorm(X, v, i, K, inv_lam, z)
+                if r + PREFETCH_AHEAD < m:
+                    prefetch_row(X, perm[r + PREFETCH_AHEAD])
+                s = 0.0
+                for k in range(K):  # ||x_i||^2, the same from every output's pass
+                    s = margins_and_sqnorm(X, vt[k], i, 1, inv_lam, one)
+                    z[k] = one[0]
                 wi = row_weight(X, i)
                 coordinate_update(
                     loss_id, Y, alpha, i, z, wi * s, inv_lam, Lsub, tau, box, n_newton, zk, work
@@ -378,7 +390,14 @@ def _batch_updates_impl(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, 
                 for k in range(K):
                     zeta[r, k] = zk[k]
                 if nonzero:  # a zero update adds nothing (and 0 * inf would be NaN)
-                    add_example_gradient(X, i, zk, K, wi, dv)
+                    for k in range(K):
+                        u = wi * zk[k]
+                        if u != 0.0:
+                            axpy_stored(X, i, u, dvt[k])
+                            total[k] += u
+            for k in range(K):
+                add_tail(X, total[k], dvt[k])
+            add_rows_as_outputs(dvt, dv)
         return vector
 
     # SCALAR_PATH (K = 1, not multinomial): scalars only in the hot loop, in three phases: the
