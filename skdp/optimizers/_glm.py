@@ -26,7 +26,7 @@ __all__ = [
     "poisson_batch", "clipped_gradient_sum", "block_gradient_sum", "gradient_workspace",
     "n_blocks", "threads_allowed", "thread_mode", "SERIAL", "THREADED", "value_and_gradient",
     "example_derivative", "dot_row", "axpy_row", "add_example_gradient", "full_batch_oracle",
-    "scalar_targets", "outputs_as_rows", "add_rows_as_outputs",
+    "scalar_targets", "outputs_as_rows", "add_outer_to_rows", "add_rows_as_outputs",
 ]
 
 
@@ -113,15 +113,8 @@ def _add_vector_gradients(X, Y, w, idx, start, stop, loss_id, tau, out, z, s):
             z[k] = dot_stored(X, i, wt[k]) + offset[k]
         loss_derivative(loss_id, z, Y, i, K, s)
         clip_vector(s, K, tau)
-        a = row_weight(X, i)
-        for k in range(K):
-            d = a * s[k]
-            if d != 0.0:
-                axpy_stored(X, i, d, gt[k])
-                total[k] += d
-    for k in range(K):
-        add_tail(X, total[k], gt[k])
-    add_rows_as_outputs(gt, out)
+        add_outer_to_rows(X, i, row_weight(X, i), s, gt, total)
+    add_rows_as_outputs(X, gt, total, out)
 
 
 @njit(cache=True, nogil=True)
@@ -137,9 +130,24 @@ def outputs_as_rows(w, K):
 
 
 @njit(cache=True, nogil=True)
-def add_rows_as_outputs(gt, out):
-    """``out += gt`` from the (K, p) layout of :func:`outputs_as_rows` into the flat (p, K) one."""
+def add_outer_to_rows(X, i, a, s, gt, total):
+    """``gt[k] += a s[k] x_i`` over the stored values of row i, for each output k (layout of
+    :func:`outputs_as_rows`); the constant column's coefficients are summed into ``total``
+    (added once by :func:`add_rows_as_outputs`)."""
+    for k in range(gt.shape[0]):
+        u = a * s[k]
+        if u != 0.0:  # a zero adds nothing (and 0 * inf would be NaN)
+            axpy_stored(X, i, u, gt[k])
+            total[k] += u
+
+
+@njit(cache=True, nogil=True)
+def add_rows_as_outputs(X, gt, total, out):
+    """``out += gt`` from the (K, p) layout of :func:`outputs_as_rows` into the flat (p, K) one,
+    after adding each output's constant-column part (``total``, see :func:`add_outer_to_rows`)."""
     K, p = gt.shape
+    for k in range(K):
+        add_tail(X, total[k], gt[k])
     for j in range(p):
         for k in range(K):
             out[j * K + k] += gt[k, j]

@@ -45,7 +45,7 @@ from ..losses import LOGISTIC, MULTINOMIAL, SQUARED, SQUARED_HINGE, clip_vector
 from ..privacy.noise import add_gaussian_noise
 from .._prefetch import PREFETCH_AHEAD, prefetch_entry, prefetch_row, prefetch_row_weight
 from .._rows import add_tail, axpy_stored, clip_limit, margins_and_sqnorm, row_weight
-from ._glm import add_rows_as_outputs, outputs_as_rows
+from ._glm import add_outer_to_rows, add_rows_as_outputs, outputs_as_rows
 
 __all__ = ["dp_scd_kernel", "poisson_sorted", "coordinate_update", "update_path"]
 
@@ -390,14 +390,8 @@ def _batch_updates_impl(path, X, Y, alpha, v, loss_id, inv_lam, Lsub, tau, box, 
                 for k in range(K):
                     zeta[r, k] = zk[k]
                 if nonzero:  # a zero update adds nothing (and 0 * inf would be NaN)
-                    for k in range(K):
-                        u = wi * zk[k]
-                        if u != 0.0:
-                            axpy_stored(X, i, u, dvt[k])
-                            total[k] += u
-            for k in range(K):
-                add_tail(X, total[k], dvt[k])
-            add_rows_as_outputs(dvt, dv)
+                    add_outer_to_rows(X, i, wi, zk, dvt, total)
+            add_rows_as_outputs(X, dvt, total, dv)
         return vector
 
     # SCALAR_PATH (K = 1, not multinomial): scalars only in the hot loop, in three phases: the
