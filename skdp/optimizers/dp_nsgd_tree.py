@@ -320,22 +320,23 @@ class DPNSGDTree(DPOptimizer):
         sx_ep = np.zeros((L_ep if record_trace else 0, D))
         n, T = problem.n_samples, E * M
         row = [0]  # the next trace row, carried across chunks
-        # the arguments of the step after its batch gradient, shared by both epoch loops
-        update = (
-            T, M, problem.lam, b, alpha, eta0, self.schedule == "linear",
-            self.tree == "aligned", float(sigma), bool(self.honaker), decpow_in, hon_in,
-            decpow_ep, hon_ep, rng, state, xi_in, xi_ep, sx_in, sx_ep, trace,
+        # the step's arguments after its batch gradient (nsgd_tree_update's from lam on), the
+        # same for both epoch loops
+        step_args = (
+            problem.lam, b, alpha, eta0, self.schedule == "linear", self.tree == "aligned",
+            float(sigma), bool(self.honaker), decpow_in, hon_in, decpow_ep, hon_ep, rng, state,
+            xi_in, xi_ep, sx_in, sx_ep, trace,
         )
         if is_distributed(problem):
-            epoch = self._distributed_epoch(problem, w, b, state, update, replay is not None)
+            epoch = self._distributed_epoch(problem, w, state, b, T, M, step_args,
+                                           replay is not None)
         else:
             targets = scalar_targets(problem.Y, problem.loss.loss_id)  # 1-D: the scalar loop
 
             def epoch(perm, e, row):
-                T_, _, *rest = update  # the kernel finds M from n and b
                 return nsgd_tree_epoch(
-                    problem.rows, targets, w, perm, e, (e - 1) * M, T_, problem.loss.loss_id,
-                    problem.clip, *rest, row, replay is not None,
+                    problem.rows, targets, w, perm, e, (e - 1) * M, T, problem.loss.loss_id,
+                    problem.clip, *step_args, row, replay is not None,
                 )
 
         def run_chunk(start, stop):  # whole epochs: start and stop are multiples of M (or T)
@@ -352,7 +353,7 @@ class DPNSGDTree(DPOptimizer):
         return w, int(n_steps), (trace if record_trace else None), sens
 
     @staticmethod
-    def _distributed_epoch(problem, w, b, state, update, replay):
+    def _distributed_epoch(problem, w, state, b, T, M, step_args, replay):
         """``(perm, e, row) -> row``: one epoch over rows that live on Dask workers.
 
         The client walks the epoch's permutation (drawn from the fit's generator, as in memory)
@@ -363,9 +364,8 @@ class DPNSGDTree(DPOptimizer):
         is the kernel's own (:func:`~skdp.optimizers._tree_kernels.nsgd_tree_update`). The
         permutation is as secret as the noise: only the workers holding the rows see their
         positions (as with Poisson batches)."""
-        design, loss_id, clip = problem.X, problem.loss.loss_id, problem.clip
-        n, M = problem.n_samples, update[1]
-        grad = state[GRADIENT_ROW]
+        design, loss_id, clip, n = problem.X, problem.loss.loss_id, problem.clip, problem.n_samples
+        grad = state[GRADIENT_ROW]  # where the kernel writes its batch gradient
 
         def epoch(perm, e, row):
             for tau in range(1, M + 1):
@@ -373,9 +373,8 @@ class DPNSGDTree(DPOptimizer):
                 stop = min(start + b, n)
                 index = None if stop - start == n else np.sort(perm[start:stop])
                 grad[:] = design.gradient_sum(w, loss_id, clip, index)
-                row = nsgd_tree_update(
-                    w, tau, e, (e - 1) * M + tau, *update, row, replay,
-                )
+                row = nsgd_tree_update(w, tau, e, (e - 1) * M + tau, T, M, *step_args, row,
+                                       replay)
             return row
 
         return epoch
