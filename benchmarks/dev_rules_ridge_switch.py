@@ -15,7 +15,8 @@ ordered by s.
 
 Run: ``python benchmarks/dev_rules_ridge_switch.py sweep`` (dp_scd's fits, about a minute),
 then ``python benchmarks/dev_rules_ridge_switch.py report``; writes
-``results/dev_rules_ridge_switch.csv`` and ``.md``.
+``results/dev_rules_ridge_switch.csv`` and ``.md``. ``sweep dp_gdws`` then ``dask_fallback``
+append the comparison of dp_gdws (what ``optimizer="auto"`` runs on Dask) with dp_nag_opt.
 """
 
 import csv
@@ -42,8 +43,9 @@ NAG = HERE / "results" / "dev_rules_step_private_bound_ridge.csv"
 GRID = HERE / "results" / "defaults_s13c_10seeds.csv"
 
 
-def sweep():
-    with open(OUT, "w", newline="") as fh:
+def sweep(optimizer="dp_scd"):
+    out = OUT if optimizer == "dp_scd" else OUT.with_name(f"dev_rules_ridge_switch_{optimizer}.csv")
+    with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["dataset", "n", "p", "eps", "seed", "score"])
         for name in DATASETS["ridge"]:
@@ -53,7 +55,7 @@ def sweep():
                     for eps in EPS:
                         with warnings.catch_warnings():
                             warnings.simplefilter("ignore")
-                            model = DPRidge(epsilon=eps, delta=bd.DELTA, optimizer="dp_scd",
+                            model = DPRidge(epsilon=eps, delta=bd.DELTA, optimizer=optimizer,
                                             random_state=seed).fit(X, y)
                         score = float(r2_score(y_te, model.predict(X_te)))
                         w.writerow([name, n, X.shape[1] + 1, eps, seed, f"{score:.5f}"])
@@ -109,5 +111,39 @@ def report():
     print("\n".join(lines))
 
 
+def dask_fallback():
+    """DPRidge's ``optimizer="auto"`` on Dask runs dp_gdws (dp_scd cannot run there): dp_gdws
+    against dp_nag_opt and dp_scd at all defaults on the same cells (needs ``sweep dp_gdws``)."""
+    scd = pd.read_csv(OUT)
+    gd = pd.read_csv(OUT.with_name("dev_rules_ridge_switch_dp_gdws.csv"))
+    nag = pd.read_csv(NAG)
+    nag = nag[(nag.optimizer == "dp_nag_opt") & (nag.floor == 0.8)]
+    keys = ["dataset", "n", "eps", "seed"]
+    m = scd.merge(gd[keys + ["score"]], on=keys, suffixes=("_scd", "_gdws")).merge(
+        nag[keys + ["score"]].rename(columns={"score": "score_nag"}), on=keys)
+    g = m.groupby(["dataset", "n", "p", "eps"]).median(numeric_only=True).reset_index()
+    g["s"] = [snr(n, p, budget_rho(e, bd.DELTA)) for n, p, e in zip(g.n, g.p, g.eps)]
+    g = g.sort_values("s")
+    lines = ["", "## On Dask: dp_gdws (the fallback of optimizer='auto') against dp_nag_opt", "",
+             "Medians over the seeds of R^2 at all defaults, development sets.", "",
+             "| data | n | eps | s | dp_scd | dp_gdws | dp_nag_opt |",
+             "|---|---|---|---|---|---|---|"]
+    for r in g.itertuples():
+        lines.append(f"| {r.dataset} | {r.n} | {r.eps:g} | {r.s:.1f} | {r.score_scd:.3f} | "
+                     f"{r.score_gdws:.3f} | {r.score_nag:.3f} |")
+    big = g[g.n >= 2000]
+    lines += ["", f"n >= 2000 ({len(big)} cells): mean median R^2 dp_gdws "
+              f"{big.score_gdws.mean():.4f}, dp_nag_opt {big.score_nag.mean():.4f}, dp_scd {big.score_scd.mean():.4f}; "
+              f"dp_nag_opt ahead of dp_gdws by more than 0.02 in "
+              f"{int((big.score_nag - big.score_gdws > 0.02).sum())} cells, behind by more than "
+              f"0.02 in {int((big.score_gdws - big.score_nag > 0.02).sum())}."]
+    path = HERE / "results" / "dev_rules_ridge_switch.md"
+    path.write_text(path.read_text() + "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 if __name__ == "__main__":
-    {"sweep": sweep, "report": report}[sys.argv[1]]()
+    if sys.argv[1] == "sweep":
+        sweep(*sys.argv[2:3])
+    else:
+        {"report": report, "dask_fallback": dask_fallback}[sys.argv[1]]()
