@@ -133,7 +133,8 @@ def dask_fallback():
                      f"{r.score_gdws:.3f} | {r.score_nag:.3f} |")
     big = g[g.n >= 2000]
     lines += ["", f"n >= 2000 ({len(big)} cells): mean median R^2 dp_gdws "
-              f"{big.score_gdws.mean():.4f}, dp_nag_opt {big.score_nag.mean():.4f}, dp_scd {big.score_scd.mean():.4f}; "
+              f"{big.score_gdws.mean():.4f}, dp_nag_opt {big.score_nag.mean():.4f}, "
+              f"dp_scd {big.score_scd.mean():.4f}; "
               f"dp_nag_opt ahead of dp_gdws by more than 0.02 in "
               f"{int((big.score_nag - big.score_gdws > 0.02).sum())} cells, behind by more than "
               f"0.02 in {int((big.score_gdws - big.score_nag > 0.02).sum())}."]
