@@ -25,7 +25,7 @@ from ..losses import MULTINOMIAL, clip_vector, huber_value, loss_derivative, sca
 __all__ = [
     "poisson_batch", "clipped_gradient_sum", "block_gradient_sum", "gradient_workspace",
     "n_blocks", "threads_allowed", "thread_mode", "SERIAL", "THREADED", "value_and_gradient",
-    "example_derivative", "dot_row", "axpy_row", "add_example_gradient", "full_batch_oracle",
+    "dot_row", "axpy_row", "add_example_gradient", "full_batch_oracle",
     "scalar_targets", "outputs_as_rows", "add_outer_to_rows", "add_rows_as_outputs",
 ]
 
@@ -55,15 +55,6 @@ def poisson_batch(rng, n, q, perm):
         last += 1 + int(skip)
         perm[m] = last
         m += 1
-
-
-@njit(cache=True, nogil=True, inline="always")
-def example_derivative(X, Y, w, i, loss_id, tau, z, s):
-    """Margins of example i into z, its clipped loss derivative into s (both length K)."""
-    K = Y.shape[1]
-    margins(X, w, i, K, z)
-    loss_derivative(loss_id, z, Y, i, K, s)
-    clip_vector(s, K, tau)
 
 
 @njit(cache=True, nogil=True)
