@@ -176,6 +176,44 @@ def test_audit_weight_bound(name, M, weighted):
     assert not res.violated, res.summary()
 
 
+@pytest.mark.slow  # 600 fits on Dask inputs: about 40 s for dp_gdws
+@pytest.mark.parametrize("name", ["dp_gdws", "dp_nsgd_tree"])
+def test_audit_weights_above_the_bound_on_dask(name, monkeypatch):
+    """On Dask the weights are clipped to ``[0, max_sample_weight]`` where the rows live: a
+    canary weighted 50 times the bound stays within the claim (the local scheduler, two uneven
+    chunks); with the workers' clip removed the same audit refutes the claim."""
+    da = pytest.importorskip("dask.array")
+    import skdp._dask as skdp_dask
+    from skdp.audit._canary import zero_row
+
+    c = _canary()
+    M = 1.0
+    w = _weights(c, M)
+    w[c.index] = 50.0 * M
+    chunks = (10, c.X.shape[0] - 10)
+    X = da.from_array(c.X, chunks=(chunks, c.X.shape[1]))
+    y = da.from_array(c.y, chunks=(chunks,))
+    neighbour = (da.from_array(zero_row(c.X, c.index), chunks=X.chunks), y)
+    weights = da.from_array(w, chunks=(chunks,))
+
+    def factory(seed):
+        return _FitChain(_ridge(name, max_sample_weight=M, random_state=seed),
+                         sample_weight=weights)
+
+    def audit():
+        return audit_estimator(factory, X, y, c.index, neighbour=neighbour, n_fits=150,
+                               random_state=3)
+
+    res = audit()
+    assert res.claimed_epsilon <= 1.0 + 1e-9
+    assert not res.violated, res.summary()
+    original = skdp_dask._prepare
+    monkeypatch.setattr(skdp_dask, "_prepare", lambda x, Y, weight, data_norm, scaling, unit,
+                        max_weight: original(x, Y, weight, data_norm, scaling, unit, np.inf))
+    unclipped = audit()
+    assert unclipped.violated, unclipped.summary()
+
+
 class _KernelsSeeOnes(Problem):
     """Item 1's bug rebuilt (test only): the noise is calibrated for weights in
     ``[0, max_sample_weight]``, the kernels give every row weight 1."""
