@@ -100,7 +100,7 @@ def rows_from_log(path):
         if set(fits) != set(bd.OPTIMIZERS):
             continue  # the run stopped inside this group
         task, _, y_tr, _, y_te = bd.subsample(ds, n, seed)
-        part = "heldout" if ds in bd.HELDOUT else "dev"
+        part = bd.part_of(ds)
         common = dict(part=part, dataset=ds, task=task, estimator=est, n=n, seed=seed)
         op = cache[f"opacus|{ds}|{n}|{eps}|{seed}|{json.dumps(bd.opacus_config(n), sort_keys=True)}"]
         rows.append(dict(common, method="opacus", eps=eps, score=op[0], eps_spent=op[1], seconds=op[2]))
@@ -239,10 +239,10 @@ def criteria_markdown(after, before, changed):
              "common cells*: the cells both grids have (the before grid differs from the after one "
              f"only in the pairs {', '.join(f'{e}:{m}' for e, m in sorted(changed))}). *after, whole grid*: "
              "every cell of the after grid.", ""]
-    for part in ("dev", "heldout"):
+    for part in bd.PART_TITLES:
         if part not in ca:
             continue
-        lines += [f"## {'development' if part == 'dev' else 'held-out'} part", "",
+        lines += [f"## {bd.PART_TITLES[part]} part", "",
                   "| criterion | before (common cells) | after (common cells) | after, whole grid | after: failing pairs |",
                   "|---|---|---|---|---|"]
         for c in "abcd":
