@@ -230,11 +230,12 @@ def test_ridge_dp_gdws_defaults_are_dp_sgld_plain_noisy_gd():
 
 
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
-@pytest.mark.parametrize("n, epsilon", [(300, 1.0), (12000, 3.0)])
+@pytest.mark.parametrize("n, epsilon", [(300, 0.3), (300, 1.0), (12000, 3.0)])
 def test_tree_rule_resolves_as_documented(loss, n, epsilon):
-    """dp_nsgd_tree (session 10): the full batch (no momentum) and round(s) epochs in [2, 40]
-    below s = 200; from it batches of about 2000 rows (4 to 16 steps per epoch), momentum
-    1 - 1/M and 20 epochs. The step: total travel 4 E / R (classification) or
+    """dp_nsgd_tree (session 10): the full batch and round(s) epochs in [2, 40] below s = 200,
+    without momentum but for the squared loss from s = 10, which keeps momentum 0.5 (session
+    16); from s = 200 batches of about 2000 rows (4 to 16 steps per epoch), momentum 1 - 1/M
+    and 20 epochs. The step: total travel 4 E / R (classification) or
     min(4, max(1, sqrt(s) / 2.5)) / R (squared loss) over the linear schedule. Recomputed here
     from that statement."""
     import math
@@ -251,11 +252,13 @@ def test_tree_rule_resolves_as_documented(loss, n, epsilon):
         assert s < 200
         M, E = 1, min(40, max(2, round(s)))
         assert 2 < E < 40  # the formula, not a bound, decides
+        assert (s >= 10) == (epsilon == 1.0)  # both sides of the momentum's threshold
     else:
         assert s >= 200
         M, E = min(16, max(4, round(n / 2000))), 20
     assert h["batch_size"] == -(-n // M) and h["epochs"] == E
-    assert h["momentum"] == pytest.approx(1.0 - 1.0 / M)
+    momentum = 0.5 if (loss == "squared" and M == 1 and s >= 10) else 1.0 - 1.0 / M
+    assert h["momentum"] == pytest.approx(momentum)
     assert record.n_steps == E * M
     travel = 4.0 * E if loss == "logistic" else min(4.0, max(1.0, math.sqrt(s) / 2.5))
     assert h["learning_rate"] * E * M / 2 == pytest.approx(travel / problem.row_norm_bound)

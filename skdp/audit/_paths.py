@@ -609,6 +609,11 @@ def estimator_paths():
         E("DPLogisticRegression on Dask (dp_nsgd_tree mini-batch)", "Dask input",
           logistic(optimizer=DPNSGDTree(**_TREE_ESTIMATOR, batch_size=16)), dask=True,
           factor=0.25, why=_WHY_TREE),
+        # the squared loss's full batch keeps momentum 0.5 from s = 10 (session 16's rule):
+        # one node a step, as without momentum, with the node sensitivity alpha = 1/2 of it
+        E("DPRidge dp_nsgd_tree full batch, momentum 0.5", "losses",
+          ridge(optimizer=DPNSGDTree(**_TREE_ESTIMATOR, batch_size=None, momentum=0.5)),
+          loss="squared"),
     ]
 
 

@@ -26,7 +26,7 @@ from ..progress import ProgressMonitor, prefix_epsilon
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, empty_trace, trace_buffer
 from ._defaults import (
-    TREE_CLASSIFICATION_STEP, budget_rho, tree_epochs, tree_regression_travel,
+    TREE_CLASSIFICATION_STEP, budget_rho, tree_alpha, tree_epochs, tree_regression_travel,
     tree_steps_per_epoch,
 )
 from ._glm import scalar_targets
@@ -108,8 +108,10 @@ class DPNSGDTree(DPOptimizer):
     momentum : "auto" or float in [0, 1), default="auto"
         The classic momentum ``beta`` (the weight of the past); the new gradient has weight
         ``alpha = 1 - beta``. "auto": ``alpha = 1 / M`` (an average over about one epoch; no
-        momentum with the full batch). Larger alpha means larger node sensitivity (Delta is
-        proportional to alpha).
+        momentum with the full batch), except for the squared loss's full batch from ``s = 10``,
+        which keeps ``beta = 0.5`` (the tree's noise on an average of a few steps is much
+        smaller than on one; :func:`skdp.optimizers._defaults.tree_alpha`, fitted on public
+        data). Larger alpha means larger node sensitivity (Delta is proportional to alpha).
     learning_rate : "auto" or float, default="auto"
         Initial step length eta_0 (a normalized step moves by exactly eta_t), for rows of norm at
         most R. "auto" is ``8 / (M R)`` for the classification losses (a total travel
@@ -210,7 +212,13 @@ class DPNSGDTree(DPOptimizer):
             E = tree_epochs(n, problem.dim, budget_rho(budget.epsilon, budget.delta))
         else:
             E = int(self.epochs)
-        alpha = 1.0 / M if self.momentum == "auto" else 1.0 - float(self.momentum)
+        if self.momentum != "auto":
+            alpha = 1.0 - float(self.momentum)
+        elif budget is None:  # the non-private fit: no noise to average
+            alpha = 1.0 / M
+        else:
+            alpha = tree_alpha(n, problem.dim, budget_rho(budget.epsilon, budget.delta), M,
+                               problem.loss.name)
         if self.learning_rate != "auto":
             eta0 = float(self.learning_rate)
         elif problem.loss.name == "squared":
