@@ -49,7 +49,7 @@ then the SVC's dp_scd cells with its new squared-hinge update clip (``defaults_s
         --before $R/defaults_s13_10seeds.csv --changed svc:dp_scd --out defaults_s13b_10seeds
 
 and last the accelerated methods' cells of all three estimators with the horizon's floor 4
-(``defaults_s13c*``, the grid the docs show)::
+(``defaults_s13c*``, the grid the docs showed until session 16)::
 
     python benchmarks/bench_defaults.py --optimizers dp_nag_opt dp_masg --seeds 10 \
         --heldout dev --out defaults_s13_acc_floor_dev   # and --heldout heldout
@@ -58,6 +58,25 @@ and last the accelerated methods' cells of all three estimators with the horizon
         --before $R/defaults_s13b_10seeds.csv --changed logistic:dp_nag_opt \
         logistic:dp_masg svc:dp_nag_opt svc:dp_masg ridge:dp_nag_opt ridge:dp_masg \
         --out defaults_s13c_10seeds
+
+Session 16 (``defaults_s16_10seeds*``, the grid the docs show): the second held-out part
+(``bench_defaults.HELDOUT2``, fixed before it was run) at the rules of session 15, then
+dp_nsgd_tree's ridge cells of all three parts with the squared loss's full-batch momentum::
+
+    python benchmarks/bench_defaults.py --datasets adult_sex make_classification_wide \
+        --estimators logistic svc --heldout heldout2 --seeds 10 --out defaults_s16_heldout2_clf
+    python benchmarks/bench_defaults.py --datasets adult_age make_regression_heavy \
+        --estimators ridge --heldout heldout2 --seeds 10 --out defaults_s16_heldout2_reg
+    python benchmarks/bench_defaults.py --optimizers dp_nsgd_tree --estimators ridge \
+        --heldout all --datasets wine diabetes make_regression adult_hours \
+        make_regression_lowrank --seeds 10 --out defaults_s16_tree_ridge_dev
+    python benchmarks/bench_defaults.py --optimizers dp_nsgd_tree --estimators ridge \
+        --heldout heldout2 --seeds 10 --out defaults_s16_tree_ridge_heldout2
+    python benchmarks/defaults_report.py --after $R/defaults_s13c_10seeds.csv \
+        $R/defaults_s16_heldout2_clf.csv $R/defaults_s16_heldout2_reg.csv \
+        $R/defaults_s16_tree_ridge_dev.csv $R/defaults_s16_tree_ridge_heldout2.csv \
+        --before $R/defaults_s13c_10seeds.csv $R/defaults_s16_heldout2_clf.csv \
+        $R/defaults_s16_heldout2_reg.csv --changed ridge:dp_nsgd_tree --out defaults_s16_10seeds
 
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
