@@ -2,7 +2,8 @@
 
 Run: ``python benchmarks/bench_utility.py [--data adult wine breast_cancer diabetes]
 [--epsilons 0.05 0.1 0.5 1 2 5 inf] [--seeds 5] [--optimizers dp_gdws dp_scd ...]
-[--anchors opacus diffprivlib]`` (``pip install ".[bench]"`` first).
+[--anchors opacus diffprivlib] [--update]`` (``pip install ".[bench]"`` first; ``--update``
+refits only the optimizers given and replaces their rows in the existing CSV).
 
 Writes ``benchmarks/results/utility_<data>.csv`` (one row per estimator, optimizer, epsilon,
 seed: test score, epsilon spent, fit time) and ``utility_<data>.md`` (mean and standard deviation
@@ -235,6 +236,9 @@ def main(argv=None):
     p.add_argument("--optimizers", nargs="+", default=None)
     p.add_argument("--replot", action="store_true", help="redraw md/png from the existing CSV, no fitting")
     p.add_argument("--anchors", nargs="*", default=["opacus", "diffprivlib"], choices=["opacus", "diffprivlib"])
+    p.add_argument("--update", action="store_true",
+                   help="fit only --optimizers (no anchors) and replace their rows in the existing "
+                        "CSV, keeping every other row (after a change to those optimizers alone)")
     args = p.parse_args(argv)
     optimizers = args.optimizers or available_optimizers()
     for name in args.data:
@@ -244,6 +248,13 @@ def main(argv=None):
         if args.replot:
             task, rows = read_csv(name)
             write(name, task, rows, args.epsilons, (), args.seeds)
+            continue
+        if args.update:
+            _, old = read_csv(name)
+            task, rows, notes = run(name, args.epsilons, args.seeds, optimizers, ())
+            kept = [r for r in old if r[1] not in optimizers and r[1] != "non-private"]
+            rows = rows[:1] + kept + rows[1:]  # the non-private reference first, as in a full run
+            write(name, task, rows, args.epsilons, notes, args.seeds)
             continue
         task, rows, notes = run(name, args.epsilons, args.seeds, optimizers, args.anchors)
         write(name, task, rows, args.epsilons, notes, args.seeds)

@@ -59,7 +59,7 @@ and last the accelerated methods' cells of all three estimators with the horizon
         logistic:dp_masg svc:dp_nag_opt svc:dp_masg ridge:dp_nag_opt ridge:dp_masg \
         --out defaults_s13c_10seeds
 
-Session 16 (``defaults_s16_10seeds*``, the grid the docs show): the second held-out part
+Session 16 (``defaults_s16_10seeds*``): the second held-out part
 (``bench_defaults.HELDOUT2``, fixed before it was run) at the rules of session 15, then
 dp_nsgd_tree's ridge cells of all three parts with the squared loss's full-batch momentum::
 
@@ -77,6 +77,15 @@ dp_nsgd_tree's ridge cells of all three parts with the squared loss's full-batch
         $R/defaults_s16_tree_ridge_dev.csv $R/defaults_s16_tree_ridge_heldout2.csv \
         --before $R/defaults_s13c_10seeds.csv $R/defaults_s16_heldout2_clf.csv \
         $R/defaults_s16_heldout2_reg.csv --changed ridge:dp_nsgd_tree --out defaults_s16_10seeds
+
+then dp_nsgd_tree's cells of all three estimators and parts with the full batch at every s
+(``defaults_s16b_10seeds*``, the grid the docs show)::
+
+    python benchmarks/bench_defaults.py --optimizers dp_nsgd_tree --heldout all --seeds 10 \
+        --out defaults_s16_tree_all
+    python benchmarks/defaults_report.py --after (the five above) $R/defaults_s16_tree_all.csv \
+        --before $R/defaults_s16_10seeds.csv --changed logistic:dp_nsgd_tree \
+        svc:dp_nsgd_tree ridge:dp_nsgd_tree --out defaults_s16b_10seeds
 
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the

@@ -232,12 +232,11 @@ def test_ridge_dp_gdws_defaults_are_dp_sgld_plain_noisy_gd():
 @pytest.mark.parametrize("loss", ["logistic", "squared"])
 @pytest.mark.parametrize("n, epsilon", [(300, 0.3), (300, 1.0), (12000, 3.0)])
 def test_tree_rule_resolves_as_documented(loss, n, epsilon):
-    """dp_nsgd_tree (session 10): the full batch and round(s) epochs in [2, 40] below s = 200,
-    without momentum but for the squared loss from s = 10, which keeps momentum 0.5 (session
-    16); from s = 200 batches of about 2000 rows (4 to 16 steps per epoch), momentum 1 - 1/M
-    and 20 epochs. The step: total travel 4 E / R (classification) or
-    min(4, max(1, sqrt(s) / 2.5)) / R (squared loss) over the linear schedule. Recomputed here
-    from that statement."""
+    """dp_nsgd_tree: the full batch at every s (session 16; mini-batches from s = 200 before);
+    round(s) epochs in [2, 40] below s = 200 and 80 from it; no momentum but for the squared
+    loss from s = 10, which keeps momentum 0.5 (session 16). The step: total travel 4 E / R
+    (classification) or min(4, max(1, sqrt(s) / 2.5)) / R (squared loss) over the linear
+    schedule. Recomputed here from that statement."""
     import math
 
     from skdp.optimizers._defaults import budget_rho, snr
@@ -250,18 +249,18 @@ def test_tree_rule_resolves_as_documented(loss, n, epsilon):
     s = snr(n, problem.dim, budget_rho(epsilon, 1e-5))
     if n == 300:
         assert s < 200
-        M, E = 1, min(40, max(2, round(s)))
+        E = min(40, max(2, round(s)))
         assert 2 < E < 40  # the formula, not a bound, decides
         assert (s >= 10) == (epsilon == 1.0)  # both sides of the momentum's threshold
     else:
         assert s >= 200
-        M, E = min(16, max(4, round(n / 2000))), 20
-    assert h["batch_size"] == -(-n // M) and h["epochs"] == E
-    momentum = 0.5 if (loss == "squared" and M == 1 and s >= 10) else 1.0 - 1.0 / M
+        E = 80
+    assert h["batch_size"] == n and h["epochs"] == E
+    momentum = 0.5 if (loss == "squared" and s >= 10) else 0.0
     assert h["momentum"] == pytest.approx(momentum)
-    assert record.n_steps == E * M
+    assert record.n_steps == E
     travel = 4.0 * E if loss == "logistic" else min(4.0, max(1.0, math.sqrt(s) / 2.5))
-    assert h["learning_rate"] * E * M / 2 == pytest.approx(travel / problem.row_norm_bound)
+    assert h["learning_rate"] * E / 2 == pytest.approx(travel / problem.row_norm_bound)
 
 
 def _independent_snr(n, p, epsilon, delta):

@@ -12,7 +12,7 @@ from ..privacy.record import zcdp_rho_for_budget
 
 __all__ = [
     "budget_rho", "prefers_dual", "gdws_smoothing", "gdws_steps", "noisy_gd_step",
-    "noisy_gd_time", "snr", "steps_for_time", "tree_alpha", "tree_epochs", "tree_steps_per_epoch",
+    "noisy_gd_time", "snr", "steps_for_time", "tree_alpha", "tree_epochs",
     "budget_opening", "step_share",
     "tree_regression_travel", "squared_loss_clip", "logistic_loss_clip",
 ]
@@ -57,23 +57,26 @@ GDWS_MIN_CLASSIFICATION = 100
 #: DPLinearSVC 0.0 / +0.3), at a tenth of the time on 30000 rows; 50 lost up to 13 points at
 #: small s. With the floor, every classification fit takes 100 steps.
 GDWS_MAX_CLASSIFICATION = 100
-#: dp_nsgd_tree (session 10, ``benchmarks/dev_rules_tree.py``): below this signal-to-noise
-#: ratio s the default is the full batch (one step per epoch, hence no momentum: normalised
-#: noisy GD), from it the mini-batches of ``TREE_BATCH``. On the development part of the grid
-#: the full batch beat the old mini-batches (4 to 16 steps per epoch at every n) in 36 / 39 / 40
-#: of 40 / 40 / 44 cells (logistic / svc / ridge), by +3.9 / +3.6 points and +0.091 of R^2; the
-#: held-out part (run once the full-batch rule was fixed) agreed for the classifiers (24 and 22
-#: of 24 cells better, worst -0.002). The threshold 200 was set after that held-out run: there
-#: the full batch's 40 steps lost up to 0.03 of R^2 to the old 80 to 300 mini-batch steps at
-#: s 280 to 1700 (``make_regression_lowrank``, ``adult_hours``), and on the development part the
-#: old rule was ahead on wine at s 340 and 625 (by 0.006 / 0.008) and level elsewhere above 200.
+#: dp_nsgd_tree's default batch is the full batch (one step per epoch: normalised noisy GD, with
+#: the squared loss's momentum :data:`TREE_SQUARED_MOMENTUM`). Session 10
+#: (``benchmarks/dev_rules_tree.py``) made it the default below this signal-to-noise ratio s: on
+#: the development part of the grid the full batch beat the old mini-batches (4 to 16 steps per
+#: epoch at every n) in 36 / 39 / 40 of 40 / 40 / 44 cells (logistic / svc / ridge), by +3.9 /
+#: +3.6 points and +0.091 of R^2; the held-out part agreed for the classifiers (24 and 22 of 24
+#: cells better, worst -0.002). From s = 200 the mini-batches stayed (set after that held-out
+#: run, for the squared loss, whose full batch then had no momentum). Session 16
+#: (``benchmarks/dev_rules_tree_large_snr.py``, development and first held-out parts, 5 seeds)
+#: made the full batch the default at every s: from s = 200 its 80 epochs were above the
+#: mini-batches in every classification cell (22, +0.3 points on average, up to +0.9) and, with
+#: the momentum, level or above on the squared loss (21 cells, +0.003 of R^2 on average, worst
+#: -0.003, best +0.024). Below this s the epochs are ``round(s)`` within [2,
+#: TREE_MAX_FULL_BATCH_EPOCHS] (the exploration: E about s up to s ~ 40, flat or slightly better
+#: beyond; a cap of 80 there was level on average, -0.03 points, and lost up to 1.1 points on
+#: ``make_classification``); from it TREE_LONG_RUN_EPOCHS (40 was 0.06 points and 0.0015 of
+#: R^2 behind 80 on average).
 TREE_FULL_BATCH_SNR = 200.0
-#: ... epochs of the full batch: ``round(s)`` within [2, TREE_MAX_FULL_BATCH_EPOCHS] (the
-#: exploration: E about s up to s ~ 40, flat or slightly better beyond); with mini-batches
-#: (s >= 200) the old cap TREE_MAX_EPOCHS (swept epochs 1, 3, 10, 20 on Adult, wine and
-#: make_regression, n 1000..30000: the best count grew like s up to 20).
 TREE_MAX_FULL_BATCH_EPOCHS = 40
-TREE_MAX_EPOCHS = 20
+TREE_LONG_RUN_EPOCHS = 80
 #: The accelerated methods' step ``c / L`` takes L from the typical row rather than the bound R
 #: where a typical norm is public (``data_norm="auto"``: R is 1.5 private medians), but never
 #: from less than this fraction of R^2 (:attr:`~._base.Problem.step_smoothness`): 0.8 keeps
@@ -109,9 +112,6 @@ TREE_CLASSIFICATION_STEP = 8.0
 #: -0.3 points on average, DPLinearSVC -0.9), so their full batch keeps none.
 TREE_SQUARED_MOMENTUM = 0.5
 TREE_SQUARED_MOMENTUM_SNR = 10.0
-#: dp_nsgd_tree's public batch from s = TREE_FULL_BATCH_SNR: about TREE_BATCH rows, 4 to 16
-#: steps per epoch.
-TREE_BATCH = 2000
 #: ``optimizer="auto"`` of DPLogisticRegression (:func:`prefers_dual`): dp_scd below this
 #: signal-to-noise ratio s (:func:`snr` with the number of columns p, whatever the number of
 #: classes). Fitted on the development part of ``benchmarks/bench_defaults.py`` (defaults_s5:
@@ -304,21 +304,14 @@ def gdws_smoothing(loss_name):
     return GDWS_SMOOTHING.get(loss_name, GDWS_SMOOTHING_DEFAULT)
 
 
-def tree_steps_per_epoch(n, dim, rho):
-    """dp_nsgd_tree's default steps per epoch M: 1 (the full batch) below
-    ``TREE_FULL_BATCH_SNR``, else ``min(16, max(4, round(n / 2000)))``."""
-    if snr(n, dim, rho) < TREE_FULL_BATCH_SNR:
-        return 1
-    return int(min(16, max(4, round(n / TREE_BATCH))))
-
-
 def tree_epochs(n, dim, rho):
-    """dp_nsgd_tree's default number of epochs: ``round(s)`` within [2, 40] with the full batch
-    (s < 200), 20 with mini-batches; s = :func:`snr` (fewer passes where the noise would
-    dominate the normalised direction)."""
+    """dp_nsgd_tree's default number of epochs (of the full batch): ``round(s)`` within [2, 40]
+    below s = 200, 80 from it; s = :func:`snr` (fewer passes where the noise would dominate the
+    normalised direction)."""
     s = snr(n, dim, rho)
-    cap = TREE_MAX_FULL_BATCH_EPOCHS if s < TREE_FULL_BATCH_SNR else TREE_MAX_EPOCHS
-    return int(min(cap, max(2, round(s))))
+    if s >= TREE_FULL_BATCH_SNR:
+        return TREE_LONG_RUN_EPOCHS
+    return int(min(TREE_MAX_FULL_BATCH_EPOCHS, max(2, round(s))))
 
 
 def tree_regression_travel(n, dim, rho):

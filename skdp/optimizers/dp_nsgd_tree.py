@@ -27,7 +27,6 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, empty_trace, trace_buffer
 from ._defaults import (
     TREE_CLASSIFICATION_STEP, budget_rho, tree_alpha, tree_epochs, tree_regression_travel,
-    tree_steps_per_epoch,
 )
 from ._glm import scalar_targets
 from ._loops import is_distributed
@@ -95,20 +94,20 @@ class DPNSGDTree(DPOptimizer):
     ----------
     epochs : int or "auto", default="auto"
         Number of passes E (a private fit makes exactly ``E * M`` steps). "auto": the public
-        rule ``round(s)`` within [2, 40] below ``s = 200`` (the full batch), 20 from it,
+        rule ``round(s)`` within [2, 40] below ``s = 200``, 80 from it,
         ``s = n sqrt(2 rho) / sqrt(d)`` with rho the zCDP budget
         (:func:`skdp.optimizers._defaults.tree_epochs`; fewer passes where the noise would
         swamp the normalised direction; fitted on public data).
     batch_size : "auto", None or int, default="auto"
-        Public batch size b. "auto": the full batch below ``s = 200`` (one step per epoch: with
-        the "auto" momentum, normalised noisy GD, which beat every mini-batch size at those s
-        on public data), and from it ``ceil(n / M)`` with ``M = min(16, max(4,
-        round(n / 2000)))``, batches of about 2000 rows
-        (:func:`skdp.optimizers._defaults.tree_steps_per_epoch`). None is the full batch.
+        Public batch size b. "auto" and None: the full batch (one step per epoch: with the
+        "auto" momentum, normalised noisy GD, which beat the mini-batches at every s on public
+        data; until session 16 "auto" took batches of about 2000 rows from ``s = 200``). An
+        int: ``M = ceil(n / b)`` steps per epoch, the tree's momentum over them.
     momentum : "auto" or float in [0, 1), default="auto"
         The classic momentum ``beta`` (the weight of the past); the new gradient has weight
         ``alpha = 1 - beta``. "auto": ``alpha = 1 / M`` (an average over about one epoch; no
-        momentum with the full batch), except for the squared loss's full batch from ``s = 10``,
+        momentum with the full batch, the default), except for the squared loss's full batch
+        from ``s = 10``,
         which keeps ``beta = 0.5`` (the tree's noise on an average of a few steps is much
         smaller than on one; :func:`skdp.optimizers._defaults.tree_alpha`, fitted on public
         data). Larger alpha means larger node sensitivity (Delta is proportional to alpha).
@@ -196,12 +195,7 @@ class DPNSGDTree(DPOptimizer):
         """(b, M, E, alpha, eta0): public quantities only (``epochs="auto"`` and the regression
         learning rate read the budget, never the data)."""
         n = problem.n_samples
-        if self.batch_size == "auto":
-            if budget is None:
-                raise ValueError('batch_size="auto" resolves from the budget: pass it')
-            b = -(-n // tree_steps_per_epoch(
-                n, problem.dim, budget_rho(budget.epsilon, budget.delta)))
-        elif self.batch_size is None:
+        if self.batch_size in ("auto", None):  # "auto": the full batch (session 16)
             b = n
         else:
             b = min(int(self.batch_size), n)
