@@ -67,9 +67,11 @@ def sweep():
             print(name, n, eps, seed, flush=True)
 
 
-def report():
+def cell_means(path):
+    """``{(dataset, n, eps): {variant: mean score, "anchor": mean anchor, "s": s}}`` of a sweep's
+    csv (columns dataset, n, eps, seed, s, variant, score, anchor)."""
     cells = {}
-    with open(HERE / "results" / "dev_rules_tree_ridge.csv") as fh:
+    with open(path) as fh:
         for r in csv.DictReader(fh):
             c = cells.setdefault((r["dataset"], int(r["n"]), float(r["eps"])),
                                  {"anchor": {}, "s": float(r["s"])})
@@ -79,6 +81,21 @@ def report():
          for k, c in cells.items()}
     for k in t:
         t[k]["anchor"] = float(np.mean(list(t[k]["anchor"].values())))
+    return t
+
+
+def cell_table(t, variants):
+    """Markdown lines of the per-cell table of :func:`cell_means`' result."""
+    lines = ["", "| data | n | eps | s | " + " | ".join(variants) + " | anchor |",
+             "|---" * (len(variants) + 5) + "|"]
+    for k in sorted(t):
+        lines.append(f"| {k[0]} | {k[1]} | {k[2]:g} | {t[k]['s']:.0f} | "
+                     + " | ".join(f"{t[k][v]:.3f}" for v in variants) + f" | {t[k]['anchor']:.3f} |")
+    return lines
+
+
+def report():
+    t = cell_means(HERE / "results" / "dev_rules_tree_ridge.csv")
     keys, variants = sorted(t), list(VARIANTS)
     names = sorted({k[0] for k in keys})
     base = variants[0]
@@ -96,11 +113,7 @@ def report():
                      + " | ".join(f"{x:.4f}" for x in per)
                      + f" | {hi:.4f} | {sum(t[k][v] < t[k]['anchor'] - 0.02 for k in keys)}"
                      f" | {min(t[k][v] - t[k][base] for k in keys):+.3f} |")
-    lines += ["", "| data | n | eps | s | " + " | ".join(variants) + " | anchor |",
-              "|---" * (len(variants) + 5) + "|"]
-    for k in keys:
-        lines.append(f"| {k[0]} | {k[1]} | {k[2]:g} | {t[k]['s']:.0f} | "
-                     + " | ".join(f"{t[k][v]:.3f}" for v in variants) + f" | {t[k]['anchor']:.3f} |")
+    lines += cell_table(t, variants)
     (HERE / "results" / "dev_rules_tree_ridge.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -11,7 +11,9 @@ together, and the momentum of the full batch (none by default: ``alpha = 1 / M``
 Data: the development regression sets and the first held-out part's (``adult_hours``,
 ``make_regression_lowrank``), which by now has informed three constants and is used here as
 development data. The second held-out part (``bench_defaults.HELDOUT2``) is not loaded: it judges
-the rule afterwards. The grid's preprocessing and public bounds (``data_norm=1``,
+the rule afterwards. Cells with s >= 200 are left out: the default took mini-batches there when
+this ran (``dev_rules_tree_large_snr.py`` then made it the full batch). The grid's preprocessing
+and public bounds (``data_norm=1``,
 ``y_bounds=(-1, 1)``), seeds 0..4, the cached Opacus anchors.
 
     python benchmarks/dev_rules_tree_ridge_epochs.py sweep
@@ -37,6 +39,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import bench_defaults as bd  # noqa: E402
+from dev_rules_tree_ridge import cell_means, cell_table  # noqa: E402
 
 import skdp.optimizers._defaults as defaults  # noqa: E402
 import skdp.optimizers.dp_nsgd_tree as tree_module  # noqa: E402
@@ -97,7 +100,7 @@ def sweep():
                 DATASETS, bd.N_GRID, bd.EPS_GRID, SEEDS):
             s = defaults.snr(n, X.shape[1] + 1, defaults.budget_rho(eps, bd.DELTA))
             if s >= defaults.TREE_FULL_BATCH_SNR:
-                continue  # mini-batches: the variants do not differ there
+                continue  # mini-batches when this ran (see dev_rules_tree_large_snr.py since)
             for v in VARIANTS:
                 w.writerow([name, n, eps, seed, f"{s:.1f}", v,
                             f"{fit_score(v, X, y, X_te, y_te, eps, seed):.5f}", f"{anchor:.5f}"])
@@ -106,17 +109,7 @@ def sweep():
 
 
 def report():
-    cells = {}
-    with open(CSV) as fh:
-        for r in csv.DictReader(fh):
-            c = cells.setdefault((r["dataset"], int(r["n"]), float(r["eps"])),
-                                 {"anchor": {}, "s": float(r["s"])})
-            c.setdefault(r["variant"], []).append(float(r["score"]))
-            c["anchor"][r["seed"]] = float(r["anchor"])
-    t = {k: {v: (float(np.mean(x)) if v not in ("anchor", "s") else x) for v, x in c.items()}
-         for k, c in cells.items()}
-    for k in t:
-        t[k]["anchor"] = float(np.mean(list(t[k]["anchor"].values())))
+    t = cell_means(CSV)
     keys, variants = sorted(t), list(VARIANTS)
     names = [d for d in DATASETS if any(k[0] == d for k in keys)]
     base = variants[0]
@@ -138,11 +131,7 @@ def report():
                      + " | ".join(f"{x:.4f}" for x in per)
                      + f" | {hi:.4f} | {sum(t[k][v] < t[k]['anchor'] - 0.02 for k in keys)}"
                      f" | {min(d):+.3f} | {max(d):+.3f} |")
-    lines += ["", "| data | n | eps | s | " + " | ".join(variants) + " | anchor |",
-              "|---" * (len(variants) + 5) + "|"]
-    for k in keys:
-        lines.append(f"| {k[0]} | {k[1]} | {k[2]:g} | {t[k]['s']:.0f} | "
-                     + " | ".join(f"{t[k][v]:.3f}" for v in variants) + f" | {t[k]['anchor']:.3f} |")
+    lines += cell_table(t, variants)
     (HERE / "results" / "dev_rules_tree_ridge_epochs.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
