@@ -213,6 +213,7 @@ CONFIGS = [
     (16, 2, 5, "aligned", True),
     (13, 2, 4, "aligned", False),
     (12, 12, 6, "aligned", True),
+    (12, 12, 6, "restart", True),  # the full batch with momentum (the squared loss's default)
 ]
 
 
@@ -383,6 +384,7 @@ def test_straddling_tree_exceeds_the_paper_bound(M, E, alpha):
 @pytest.mark.parametrize("n,batch,epochs,tree,honaker", [
     (9, 1, 3, "restart", False), (9, 2, 3, "aligned", False), (8, 1, 4, "aligned", True),
     (8, 2, 4, "restart", True),
+    (8, 8, 4, "restart", True),  # the full batch with momentum (the squared loss's default)
 ])
 def test_graybox_sensitivity_every_row_zeroed(n, batch, epochs, tree, honaker):
     """Zero out each row in turn (the null record of the zero-out relation): at D's iterates the
