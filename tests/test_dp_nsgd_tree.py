@@ -129,7 +129,7 @@ def reference_fit(problem, opt, sigma, rng, X_prime=None):
                 est[(level, end)] = exact + xi
 
     for e in range(1, E + 1):
-        perm = rng.permutation(n)
+        perm = rng.permutation(n) if M > 1 else np.arange(n)  # one batch: no order drawn
         base = (e - 1) * M
         for tau in range(1, M + 1):
             t += 1

@@ -28,7 +28,7 @@ from ._base import DPOptimizer, OptimizeResult, empty_trace, trace_buffer
 from ._defaults import (
     TREE_CLASSIFICATION_STEP, budget_rho, tree_alpha, tree_epochs, tree_regression_travel,
 )
-from ._glm import scalar_targets
+from ._glm import full_batch_oracle, scalar_targets, thread_mode, threads_allowed
 from ._loops import is_distributed
 from ._tree_kernels import GRADIENT_ROW, N_STATE, nsgd_tree_epoch, nsgd_tree_update
 
@@ -332,6 +332,8 @@ class DPNSGDTree(DPOptimizer):
         if is_distributed(problem):
             epoch = self._distributed_epoch(problem, w, state, b, T, M, step_args,
                                            replay is not None)
+        elif M == 1:
+            epoch = self._full_batch_epoch(problem, w, state, T, step_args, replay is not None)
         else:
             targets = scalar_targets(problem.Y, problem.loss.loss_id)  # 1-D: the scalar loop
 
@@ -343,8 +345,9 @@ class DPNSGDTree(DPOptimizer):
 
         def run_chunk(start, stop):  # whole epochs: start and stop are multiples of M (or T)
             for e in range(start // M + 1, stop // M + 1):
-                # numpy's permutation (the same stream numba would draw, 4x faster), the epoch
-                row[0] = epoch(rng.permutation(n), e, row[0])
+                # numpy's permutation (the same stream numba would draw, 4x faster), the epoch;
+                # the full batch needs no order (and draws none, in memory and on Dask alike)
+                row[0] = epoch(rng.permutation(n) if M > 1 else None, e, row[0])
 
         progress = progress or ProgressMonitor()
         progress.run(
@@ -353,6 +356,25 @@ class DPNSGDTree(DPOptimizer):
         )
         n_steps = T
         return w, int(n_steps), (trace if record_trace else None), sens
+
+    @staticmethod
+    def _full_batch_epoch(problem, w, state, T, step_args, replay):
+        """``(perm, e, row) -> row``: one full-batch epoch (one step) in memory.
+
+        The step's gradient is :func:`~skdp.optimizers._glm.full_batch_oracle`'s block sum, the
+        one the other full-batch methods take (on both cores where the problem is large enough;
+        the epoch kernel's batch sum runs one row at a time on one core, about 3 passes of
+        ``X @ w``); the rest of the step is the kernel's own
+        (:func:`~skdp.optimizers._tree_kernels.nsgd_tree_update`), as on Dask."""
+        threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
+        oracle = full_batch_oracle(problem, threads)
+        grad = state[GRADIENT_ROW]  # where the kernel writes its batch gradient
+
+        def epoch(perm, e, row):
+            grad[:] = oracle(w)
+            return nsgd_tree_update(w, 1, e, e, T, 1, *step_args, row, replay)
+
+        return epoch
 
     @staticmethod
     def _distributed_epoch(problem, w, state, b, T, M, step_args, replay):
