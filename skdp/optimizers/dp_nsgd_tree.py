@@ -107,10 +107,10 @@ class DPNSGDTree(DPOptimizer):
         The classic momentum ``beta`` (the weight of the past); the new gradient has weight
         ``alpha = 1 - beta``. "auto": ``alpha = 1 / M`` (an average over about one epoch; no
         momentum with the full batch, the default), except for the squared loss's full batch
-        from ``s = 10``,
-        which keeps ``beta = 0.5`` (the tree's noise on an average of a few steps is much
-        smaller than on one; :func:`skdp.optimizers._defaults.tree_alpha`, fitted on public
-        data). Larger alpha means larger node sensitivity (Delta is proportional to alpha).
+        from ``s = 10``, which keeps ``beta = 0.5`` (the tree's noise on an average of a few
+        steps is much smaller than on one; :func:`skdp.optimizers._defaults.tree_alpha`,
+        fitted on public data). Larger alpha means larger node sensitivity (Delta is
+        proportional to alpha).
     learning_rate : "auto" or float, default="auto"
         Initial step length eta_0 (a normalized step moves by exactly eta_t), for rows of norm at
         most R. "auto" is ``8 / (M R)`` for the classification losses (a total travel
