@@ -162,6 +162,7 @@ def test_step_rules_and_validation():
         DPRidge(optimizer=DPGDWS(smoothing=1.5)).fit(X, y / 2)
 
 
+@pytest.mark.slow  # three full calibrations, one with the PLD accountant: about 10 s
 def test_the_cached_calibration_is_the_calibration():
     """dp_gdws caches its noise multiplier per (q, T, epsilon, delta, accountant): the cached
     value is the one a fresh calibration finds, and it spends at most the target."""
