@@ -72,7 +72,7 @@ def _patched(variant):
 
     def epochs(n, dim, rho):
         s = defaults.snr(n, dim, rho)
-        if s >= defaults.TREE_FULL_BATCH_SNR:
+        if s >= defaults.TREE_LONG_RUN_SNR:
             return defaults.tree_epochs(n, dim, rho)
         return int(min(cap, max(2, round(c * s))))
 
@@ -99,7 +99,7 @@ def sweep():
         for name, n, eps, seed, X, y, X_te, y_te, anchor in bd.anchored_cells(
                 DATASETS, bd.N_GRID, bd.EPS_GRID, SEEDS):
             s = defaults.snr(n, X.shape[1] + 1, defaults.budget_rho(eps, bd.DELTA))
-            if s >= defaults.TREE_FULL_BATCH_SNR:
+            if s >= defaults.TREE_LONG_RUN_SNR:
                 continue  # mini-batches when this ran (see dev_rules_tree_large_snr.py since)
             for v in VARIANTS:
                 w.writerow([name, n, eps, seed, f"{s:.1f}", v,
@@ -144,7 +144,7 @@ def classification():
     for name, n, eps, seed, X, y, X_te, y_te, _ in bd.anchored_cells(
             datasets, bd.N_GRID, bd.EPS_GRID, 3):
         s = defaults.snr(n, X.shape[1] + 1, defaults.budget_rho(eps, bd.DELTA))
-        if not 5 <= s < defaults.TREE_FULL_BATCH_SNR:
+        if not 5 <= s < defaults.TREE_LONG_RUN_SNR:
             continue
         for est in ("logistic", "svc"):
             for m in momenta:

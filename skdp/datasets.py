@@ -111,25 +111,31 @@ def load_adult(data_dir=None, normalize_rows=True):
     Numeric columns standardised, categoricals one-hot (108 columns in all), rows scaled to unit
     norm when ``normalize_rows``.
     """
-    from sklearn.preprocessing import OneHotEncoder, StandardScaler
-
     d = find_data_dir(data_dir, ("adult.data", "adult.test"))
     if d is None:
         raise FileNotFoundError("adult.data / adult.test not found (set SKDP_DATA_DIR)")
     raw_tr, y_tr = _read_adult(d / "adult.data")
     raw_te, y_te = _read_adult(d / "adult.test")
-    num = list(_ADULT_NUMERIC)
-    cat = list(_ADULT_CATEGORICAL)
+    X_tr, X_te = _adult_design(raw_tr, raw_te, normalize_rows=normalize_rows)
+    return X_tr, y_tr, X_te, y_te
+
+
+def _adult_design(raw_tr, raw_te, drop=(), normalize_rows=True):
+    """Adult's raw columns but ``drop`` as ``load_adult`` builds them: numeric columns
+    standardised on the training file, categoricals one-hot, rows scaled to unit norm when
+    ``normalize_rows``. Returns (X_train, X_test)."""
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+    num = [c for c in _ADULT_NUMERIC if c not in drop]
+    cat = [c for c in _ADULT_CATEGORICAL if c not in drop]
     scaler = StandardScaler().fit(raw_tr[:, num].astype(float))
     enc = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(raw_tr[:, cat])
 
     def transform(raw):
-        return np.hstack([scaler.transform(raw[:, num].astype(float)), enc.transform(raw[:, cat])])
+        X = np.hstack([scaler.transform(raw[:, num].astype(float)), enc.transform(raw[:, cat])])
+        return np.ascontiguousarray(_unit_rows(X) if normalize_rows else X)
 
-    X_tr, X_te = transform(raw_tr), transform(raw_te)
-    if normalize_rows:
-        X_tr, X_te = _unit_rows(X_tr), _unit_rows(X_te)
-    return np.ascontiguousarray(X_tr), y_tr, np.ascontiguousarray(X_te), y_te
+    return transform(raw_tr), transform(raw_te)
 
 
 def load_wine_quality(data_dir=None, normalize_rows=True, test_size=0.25, random_state=0):

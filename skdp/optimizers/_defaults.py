@@ -74,7 +74,7 @@ GDWS_MAX_CLASSIFICATION = 100
 #: beyond; a cap of 80 there was level on average, -0.03 points, and lost up to 1.1 points on
 #: ``make_classification``); from it TREE_LONG_RUN_EPOCHS (40 was 0.06 points and 0.0015 of
 #: R^2 behind 80 on average).
-TREE_FULL_BATCH_SNR = 200.0
+TREE_LONG_RUN_SNR = 200.0
 TREE_MAX_FULL_BATCH_EPOCHS = 40
 TREE_LONG_RUN_EPOCHS = 80
 #: The accelerated methods' step ``c / L`` takes L from the typical row rather than the bound R
@@ -309,7 +309,7 @@ def tree_epochs(n, dim, rho):
     below s = 200, 80 from it; s = :func:`snr` (fewer passes where the noise would dominate the
     normalised direction)."""
     s = snr(n, dim, rho)
-    if s >= TREE_FULL_BATCH_SNR:
+    if s >= TREE_LONG_RUN_SNR:
         return TREE_LONG_RUN_EPOCHS
     return int(min(TREE_MAX_FULL_BATCH_EPOCHS, max(2, round(s))))
 

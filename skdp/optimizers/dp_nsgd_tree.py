@@ -158,7 +158,7 @@ class DPNSGDTree(DPOptimizer):
     supports_replay = True
     required_problem_constants = ("gradient_bound",)
     # every step is a sum over its batch's rows: on Dask the client draws the epoch's order and
-    # each chunk sums its rows of the batch (_distributed_epoch)
+    # each chunk sums its rows of the batch (_summed_epoch)
     supports_distributed = True
     #: Its mini-batches are slices of a reshuffled order, not Poisson samples (``batch_size`` is
     #: its own: "auto", None or an int, never a rate).
@@ -329,11 +329,9 @@ class DPNSGDTree(DPOptimizer):
             float(sigma), bool(self.honaker), decpow_in, hon_in, decpow_ep, hon_ep, rng, state,
             xi_in, xi_ep, sx_in, sx_ep, trace,
         )
-        if is_distributed(problem):
-            epoch = self._distributed_epoch(problem, w, state, b, T, M, step_args,
-                                           replay is not None)
-        elif M == 1:
-            epoch = self._full_batch_epoch(problem, w, state, T, step_args, replay is not None)
+        if is_distributed(problem) or M == 1:
+            epoch = self._summed_epoch(self._batch_sum(problem, w), n, w, state, b, T, M,
+                                       step_args, replay is not None)
         else:
             targets = scalar_targets(problem.Y, problem.loss.loss_id)  # 1-D: the scalar loop
 
@@ -358,37 +356,32 @@ class DPNSGDTree(DPOptimizer):
         return w, int(n_steps), (trace if record_trace else None), sens
 
     @staticmethod
-    def _full_batch_epoch(problem, w, state, T, step_args, replay):
-        """``(perm, e, row) -> row``: one full-batch epoch (one step) in memory.
-
-        The step's gradient is :func:`~skdp.optimizers._glm.full_batch_oracle`'s block sum, the
-        one the other full-batch methods take (on both cores where the problem is large enough;
-        the epoch kernel's batch sum runs one row at a time on one core, about 3 passes of
-        ``X @ w``); the rest of the step is the kernel's own
-        (:func:`~skdp.optimizers._tree_kernels.nsgd_tree_update`), as on Dask."""
-        threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
-        oracle = full_batch_oracle(problem, threads)
-        grad = state[GRADIENT_ROW]  # where the kernel writes its batch gradient
-
-        def epoch(perm, e, row):
-            grad[:] = oracle(w)
-            return nsgd_tree_update(w, 1, e, e, T, 1, *step_args, row, replay)
-
-        return epoch
+    def _batch_sum(problem, w):
+        """``(w, index) -> the batch's sum of clipped per-example gradients`` where the epoch
+        kernel's own row-by-row sum is not the tool: on Dask, the chunks' sums over their rows
+        of the slice (:meth:`skdp._dask.DaskDesign.gradient_sum`); in memory, the full batch
+        (``index`` None) by :func:`~skdp.optimizers._glm.full_batch_oracle`'s block sum, the
+        one the other full-batch methods take (both cores where the problem is large enough;
+        the kernel's sum runs one row at a time on one core, about 3 passes of ``X @ w``)."""
+        if is_distributed(problem):
+            design, loss_id, clip = problem.X, problem.loss.loss_id, problem.clip
+            return lambda w_, index: design.gradient_sum(w_, loss_id, clip, index)
+        oracle = full_batch_oracle(problem, thread_mode(threads_allowed(
+            problem.n_samples * w.shape[0])))
+        return lambda w_, index: oracle(w_)
 
     @staticmethod
-    def _distributed_epoch(problem, w, state, b, T, M, step_args, replay):
-        """``(perm, e, row) -> row``: one epoch over rows that live on Dask workers.
+    def _summed_epoch(batch_sum, n, w, state, b, T, M, step_args, replay):
+        """``(perm, e, row) -> row``: one epoch whose batch gradients come from ``batch_sum``.
 
-        The client walks the epoch's permutation (drawn from the fit's generator, as in memory)
-        in slices of ``b``; each step's batch gradient is the chunks' sums over their rows of
-        the slice (:meth:`skdp._dask.DaskDesign.gradient_sum`, the positions sorted: a sum does
-        not depend on the order of its terms, up to rounding), written where
-        :func:`~skdp.optimizers._tree_kernels.nsgd_tree_epoch` writes it; the rest of the step
-        is the kernel's own (:func:`~skdp.optimizers._tree_kernels.nsgd_tree_update`). The
-        permutation is as secret as the noise: only the workers holding the rows see their
-        positions (as with Poisson batches)."""
-        design, loss_id, clip, n = problem.X, problem.loss.loss_id, problem.clip, problem.n_samples
+        The epoch's permutation (drawn from the fit's generator, as for the kernel; none for
+        the full batch) is walked in slices of ``b``; each step's batch gradient, over the
+        slice's positions sorted (a sum does not depend on the order of its terms, up to
+        rounding), is written where :func:`~skdp.optimizers._tree_kernels.nsgd_tree_epoch`
+        writes it, and the rest of the step is the kernel's own
+        (:func:`~skdp.optimizers._tree_kernels.nsgd_tree_update`). On Dask the permutation is
+        as secret as the noise: only the workers holding the rows see their positions (as
+        with Poisson batches)."""
         grad = state[GRADIENT_ROW]  # where the kernel writes its batch gradient
 
         def epoch(perm, e, row):
@@ -396,7 +389,7 @@ class DPNSGDTree(DPOptimizer):
                 start = (tau - 1) * b
                 stop = min(start + b, n)
                 index = None if stop - start == n else np.sort(perm[start:stop])
-                grad[:] = design.gradient_sum(w, loss_id, clip, index)
+                grad[:] = batch_sum(w, index)
                 row = nsgd_tree_update(w, tau, e, (e - 1) * M + tau, T, M, *step_args, row,
                                        replay)
             return row
