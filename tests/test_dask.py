@@ -189,6 +189,23 @@ def test_dp_nsgd_tree_on_dask_walks_the_epochs_order_and_equals_memory_fit(clien
         assert not np.array_equal(seen[0], seen[steps])
 
 
+@pytest.mark.parametrize("epsilon", [0.05, 2.0], ids=["no momentum", "momentum 0.5"])
+def test_dp_ridge_dp_nsgd_tree_defaults_on_dask_equal_memory_fit(client, epsilon):
+    """DPRidge's dp_nsgd_tree at its defaults on the cluster: the squared loss's full batch,
+    with the momentum rule of ``_defaults.tree_alpha`` (0.5 from s = 10, none below), is the
+    in-memory fit of the same seed, momentum, node sensitivity and tree event included."""
+    X, _, _, yr = _data(6)
+    params = dict(epsilon=epsilon, delta=1e-6, data_norm=5.0, y_bounds=(-20.0, 20.0),
+                  random_state=2, optimizer="dp_nsgd_tree")
+    a = DPRidge(**params).fit(X, yr)
+    b = DPRidge(**params).fit(_lazy(X), _lazy(yr))
+    _assert_same_fit(a, b)
+    details = b.privacy_record_.details
+    assert details == a.privacy_record_.details and b.hyperparameters_ == a.hyperparameters_
+    assert details["batch_size"] == N and details["steps_per_epoch"] == 1
+    assert details["alpha"] == (0.5 if epsilon > 1 else 1.0)
+
+
 def test_poisson_dp_gdws_on_dask_equals_memory_fit(client, monkeypatch):
     """A Poisson mini-batch dp_gdws fit on the cluster (uneven chunks) is the in-memory fit of
     the same seed: the client draws each step's sample from the fit's generator as the kernel

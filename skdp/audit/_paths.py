@@ -614,6 +614,10 @@ def estimator_paths():
         E("DPRidge dp_nsgd_tree full batch, momentum 0.5", "losses",
           ridge(optimizer=DPNSGDTree(**_TREE_ESTIMATOR, batch_size=None, momentum=0.5)),
           loss="squared"),
+        # ... and on Dask: the same epoch driver, its full-batch sums over the chunks
+        E("DPRidge on Dask (dp_nsgd_tree full batch, momentum 0.5)", "Dask input",
+          ridge(optimizer=DPNSGDTree(**_TREE_ESTIMATOR, batch_size=None, momentum=0.5)),
+          loss="squared", dask=True),
     ]
 
 
