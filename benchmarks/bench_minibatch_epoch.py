@@ -6,7 +6,8 @@ set-up (validation, row norms, the noise calibration) lands in its "epoch"; here
 time of the noisy steps alone (``ProgressMonitor.run``, which every optimizer's steps go through,
 as in ``bench_scaling.py``), per pass over the n rows, for the optimizers that step on
 mini-batches: ``dp_scd`` (its default Poisson batches of dual coordinates), ``dp_nsgd_tree``
-(its default batches) and ``dp_gdws`` with Poisson batches of 512 rows (the gradient sum that
+with 16 batches an epoch (``batch_size=ceil(n / 16)``: its default batches at these n until
+session 16; its default is now the full batch, timed by ``bench_speed.py``) and ``dp_gdws`` with Poisson batches of 512 rows (the gradient sum that
 dp_nag_opt, dp_masg and dp_sgld use with ``batch_size``).
 
 The yardstick, measured in the same process just before: one numpy ``X @ w`` plus one
@@ -74,7 +75,8 @@ def _optimizers(n):
 
     return {
         "dp_scd (defaults, 2 epochs)": DPSCD(epochs=2),
-        "dp_nsgd_tree (defaults, 2 epochs)": DPNSGDTree(epochs=2),
+        "dp_nsgd_tree (16 batches an epoch, 2 epochs)": DPNSGDTree(epochs=2,
+                                                                    batch_size=-(-n // 16)),
         "dp_gdws (Poisson batches of 512, 2 epochs)": DPGDWS(batch_size=512,
                                                              max_iter=2 * n // 512),
     }
