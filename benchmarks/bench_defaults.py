@@ -554,15 +554,21 @@ def plot(rows, optimizers, stem):
     return paths
 
 
-def write(rows, optimizers, stem):
-    RESULTS.mkdir(exist_ok=True)
-    fields = ["part", "dataset", "task", "estimator", "method", "n", "eps", "seed", "score",
-              "eps_spent", "seconds"]
-    with open(RESULTS / f"{stem}.csv", "w", newline="") as fh:
-        w = csv.DictWriter(fh, fieldnames=fields)
+FIELDS = ["part", "dataset", "task", "estimator", "method", "n", "eps", "seed", "score",
+          "eps_spent", "seconds"]
+
+
+def write_csv(rows, path):
+    """The grid's rows as a csv file (what :func:`read_csv` reads back)."""
+    Path(path).parent.mkdir(exist_ok=True)
+    with open(path, "w", newline="") as fh:
+        w = csv.DictWriter(fh, fieldnames=FIELDS)
         w.writeheader()
-        for r in rows:
-            w.writerow(r)
+        w.writerows(rows)
+
+
+def write(rows, optimizers, stem):
+    write_csv(rows, RESULTS / f"{stem}.csv")
     (RESULTS / f"{stem}.md").write_text(markdown(rows, list(optimizers), f"Defaults grid ({stem})"))
     return plot(rows, list(optimizers), stem)
 

@@ -58,14 +58,16 @@ def main():
     lines = ["# dp_scd's binary logistic update clip where its cap binds (session 17)", "",
              f"Mean accuracy over {SEEDS} seeds per cell, development and first held-out parts; "
              "`benchmarks/dev_rules_scd_logistic_cap.py` docstring.", "",
-             "| data | n | eps | anchor | " + " | ".join(labels) + " |", "|---" * (len(labels) + 4) + "|"]
+             "| data | n | eps | anchor | " + " | ".join(labels) + " |",
+             "|---" * (len(labels) + 4) + "|"]
     means = {k: {v: float(np.mean(x)) for v, x in c.items()} for k, c in sorted(cells.items())}
     for (_, name, n, eps), m in means.items():
         lines.append(f"| {name} | {n} | {eps:g} | {m['anchor']:.4f} | "
                      + " | ".join(f"{m[v]:.4f}" for v in labels) + " |")
     lines += ["", f"Against *{labels[0]}* (points of accuracy); *below anchor*: cells more than "
               "1 point below the Opacus anchor:", "",
-              "| variant | mean | worst | best | better cells | below anchor |", "|---|---|---|---|---|---|"]
+              "| variant | mean | worst | best | better cells | below anchor |",
+              "|---|---|---|---|---|---|"]
     for v in labels:
         g = [100 * (m[v] - m[labels[0]]) for m in means.values()]
         below = sum(m[v] < m["anchor"] - 0.01 for m in means.values())
