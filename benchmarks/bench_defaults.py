@@ -2,7 +2,7 @@
 
 Run: ``python benchmarks/bench_defaults.py [--optimizers dp_gdws ...] [--estimators logistic
 ridge svc] [--datasets adult wine ...] [--n 500 1000 ...] [--eps 0.1 0.3 1 3] [--seeds 3]
-[--first-seed 0] [--heldout {dev,heldout,heldout2,all}] [--out defaults]``.
+[--first-seed 0] [--heldout {dev,heldout,heldout2,heldout3,all}] [--out defaults]``.
 
 Writes ``benchmarks/results/<out>.csv`` (one row per method, cell and seed) and ``<out>.md``
 (a table per estimator: mean over seeds, cells that miss the issue's criteria marked), plus
@@ -44,6 +44,14 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   range 17..90), ``make_classification_wide`` (d 80, 12 informative, 8 redundant, classes 70/30,
   5% label noise, class_sep 1) and ``make_regression_heavy`` (d 30, all informative, Student-t
   noise with 3 degrees of freedom, scale 0.7 x the signal sd).
+* third held-out part (``--heldout heldout3``; session 17, fixed and committed before any of its
+  cells was run, because the second part had by then informed dp_nsgd_tree's full-batch rule
+  and both parts' flagged cells had been looked at): white wine rated 7 or more from its 11
+  measurements (``wine_good``, up to 3673 rows, 22% positive), ``make_classification_hard`` (d
+  40, 5 informative, 5 redundant, 10% label noise, class_sep 0.6), Adult's years of education
+  as a regression target (``adult_education``, public range 1..16; neither education column is
+  a feature) and ``make_friedman1`` (d 10, 5 of them used, non-linearly; noise sd 1; public
+  bounds 0..30 widened by 3 noise sd: a linear model's R^2 is limited by the non-linearity).
 
 **References.** Non-private scikit-learn on the same arrays (LogisticRegression(C=1),
 LinearSVC(C=1), Ridge(alpha=1)); the majority class of the training subsample (classification) and
@@ -78,7 +86,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from sklearn.datasets import (
     fetch_california_housing, load_breast_cancer, load_diabetes, load_digits,
-    make_classification, make_regression,
+    make_classification, make_friedman1, make_regression,
 )
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import r2_score
@@ -114,6 +122,12 @@ HELDOUT = ("california", "make_classification", "adult_hours", "make_regression_
 #: so it no longer judges the rules without bias. Only dp_nsgd_tree's full batch from s = 200
 #: (session 16) was chosen after this part had been run (``dev_rules_tree_large_snr.py``).
 HELDOUT2 = ("adult_sex", "make_classification_wide", "adult_age", "make_regression_heavy")
+#: A third held-out part (session 17), fixed and committed before any of its cells was run: by
+#: then the second part had informed dp_nsgd_tree's full batch at every s, and the flagged cells
+#: of both held-out parts had been refitted on fresh seeds and looked at
+#: (``confirm_flagged_cells.py``). It judges the rules of session 16 as they stand.
+HELDOUT3 = ("wine_good", "make_classification_hard", "adult_education", "make_friedman1")
+PARTS = {"dev": DEV, "heldout": HELDOUT, "heldout2": HELDOUT2, "heldout3": HELDOUT3}
 
 
 # ----------------------------------------------------------------------------- data
@@ -235,6 +249,32 @@ def load(name):
         X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
         out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, -bound, bound),
                                       _to_unit(y_te, -bound, bound))
+    elif name == "wine_good":
+        # third held-out part: white wine rated 7 or more (of 3..9) from its 11 measurements
+        X_tr, q_tr, X_te, q_te = load_wine_frame()
+        out = ("classification",) + _pair(_standardise(X_tr, X_te), (q_tr >= 7).astype(int),
+                                          (q_te >= 7).astype(int))
+    elif name == "make_classification_hard":
+        # third held-out part: 40 features, 5 informative, 5 redundant, 10% label noise, classes
+        # close together (class_sep 0.6)
+        X, y = make_classification(n_samples=40000, n_features=40, n_informative=5,
+                                   n_redundant=5, flip_y=0.1, class_sep=0.6, random_state=53)
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
+        out = ("classification",) + _pair(_standardise(X_tr, X_te), y_tr, y_te)
+    elif name == "adult_education":
+        # third held-out part: Adult's years of education (public range 1..16) from its other
+        # columns; neither education column (the one-hot level nor the years) is a feature
+        raw_tr, raw_te = _adult_raw()
+        X_tr, X_te = _adult_design(raw_tr, raw_te, drop=(3, 4))
+        out = ("regression", X_tr, _to_unit(raw_tr[:, 4].astype(float), 1.0, 16.0),
+               X_te, _to_unit(raw_te[:, 4].astype(float), 1.0, 16.0))
+    elif name == "make_friedman1":
+        # third held-out part: y = 10 sin(pi x1 x2) + 20 (x3 - 1/2)^2 + 10 x4 + 5 x5 + noise
+        # on 10 uniform features; the noiseless y lies in [0, 30] (public), widened by 3 noise sd
+        X, y = make_friedman1(n_samples=40000, n_features=10, noise=1.0, random_state=59)
+        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
+        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, -3.0, 33.0),
+                                      _to_unit(y_te, -3.0, 33.0))
     else:
         raise ValueError(f"unknown data set {name!r}")
     task, X_tr, y_tr, X_te, y_te = out
@@ -275,11 +315,12 @@ def subsample(name, n, seed):
 
 # ----------------------------------------------------------------------------- methods
 def part_of(name):
-    """The part of the grid a data set belongs to: "dev", "heldout" or "heldout2"."""
-    return "heldout" if name in HELDOUT else "heldout2" if name in HELDOUT2 else "dev"
+    """The part of the grid a data set belongs to: a key of :data:`PARTS`."""
+    return next((part for part, names in PARTS.items() if name in names), "dev")
 
 
-PART_TITLES = {"dev": "development", "heldout": "held-out", "heldout2": "second held-out"}
+PART_TITLES = {"dev": "development", "heldout": "held-out", "heldout2": "second held-out",
+               "heldout3": "third held-out"}
 
 
 def baseline_score(task, y_tr, y_te):
@@ -352,8 +393,7 @@ def opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed):
 def run(args, log=print):
     cache = Cache()
     rows = []
-    datasets = args.datasets or {"dev": DEV, "heldout": HELDOUT, "heldout2": HELDOUT2,
-                                 "all": DEV + HELDOUT + HELDOUT2}[args.heldout]
+    datasets = args.datasets or {**PARTS, "all": sum(PARTS.values(), ())}[args.heldout]
     for name in datasets:
         try:
             task = load(name)[0]
@@ -641,13 +681,13 @@ def main(argv=None):
     p.add_argument("--optimizers", nargs="*", default=list(OPTIMIZERS),
                    help="none: compute (and cache) the anchors and scikit-learn scores only")
     p.add_argument("--estimators", nargs="+", default=list(ESTIMATORS), choices=list(ESTIMATORS))
-    p.add_argument("--datasets", nargs="+", default=None, choices=list(DEV + HELDOUT + HELDOUT2))
+    p.add_argument("--datasets", nargs="+", default=None, choices=list(sum(PARTS.values(), ())))
     p.add_argument("--n", nargs="+", type=int, default=list(N_GRID))
     p.add_argument("--eps", nargs="+", type=float, default=list(EPS_GRID))
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--first-seed", type=int, default=0,
                    help="run seeds first-seed .. first-seed + seeds - 1 (to extend a grid)")
-    p.add_argument("--heldout", choices=["dev", "heldout", "heldout2", "all"], default="dev",
+    p.add_argument("--heldout", choices=[*PARTS, "all"], default="dev",
                    help="which part of the grid (default: the development part only)")
     p.add_argument("--out", default="defaults", help="file stem under benchmarks/results")
     p.add_argument("--cached-only", action="store_true",
