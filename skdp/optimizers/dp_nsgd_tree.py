@@ -26,7 +26,7 @@ from ..progress import ProgressMonitor, prefix_epsilon
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, empty_trace, trace_buffer
 from ._defaults import (
-    TREE_CLASSIFICATION_STEP, budget_rho, tree_alpha, tree_epochs, tree_regression_travel,
+    budget_rho, tree_alpha, tree_classification_step, tree_epochs, tree_regression_travel,
 )
 from ._glm import full_batch_oracle, scalar_targets, thread_mode, threads_allowed
 from ._loops import is_distributed
@@ -113,8 +113,9 @@ class DPNSGDTree(DPOptimizer):
         proportional to alpha).
     learning_rate : "auto" or float, default="auto"
         Initial step length eta_0 (a normalized step moves by exactly eta_t), for rows of norm at
-        most R. "auto" is ``8 / (M R)`` for the classification losses (a total travel
-        ``eta_0 T / 2 = 4 E / R`` whatever M) and, for the squared loss, the step whose total
+        most R. "auto" is ``8 / (M R)`` for the logistic and multinomial losses (a total travel
+        ``eta_0 T / 2 = 4 E / R`` whatever M), ``4 / (M R)`` for the squared hinge
+        (DPLinearSVC) and, for the squared loss, the step whose total
         travel is ``min(4, max(1, sqrt(s) / 2.5)) / R`` (R^2 pays for every unit a noisy
         normalised step travels; fitted on public data).
     schedule : {"linear", "constant"}, default="linear"
@@ -223,8 +224,9 @@ class DPNSGDTree(DPOptimizer):
             travel = tree_regression_travel(n, problem.dim, budget_rho(budget.epsilon, budget.delta))
             eta0 = 2.0 * travel / (E * M * problem.row_norm_bound)
         else:
-            # total travel 4 E / R whatever M (0.5 / R at 16 steps per epoch, 2 / R at 4)
-            eta0 = TREE_CLASSIFICATION_STEP / (M * problem.row_norm_bound)
+            # total travel 4 E / R whatever M (0.5 / R at 16 steps per epoch, 2 / R at 4); half
+            # of it for the squared hinge
+            eta0 = tree_classification_step(problem.loss.name) / (M * problem.row_norm_bound)
         return b, M, E, alpha, eta0
 
     # -- private fit --------------------------------------------------------------------------

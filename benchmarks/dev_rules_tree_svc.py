@@ -1,0 +1,75 @@
+"""Issue 15, session 17: dp_nsgd_tree's step and epochs for the squared hinge (DPLinearSVC).
+
+dp_nsgd_tree was the weakest DPLinearSVC optimizer on all three held-out parts (third part: 9 of
+its 17 cells more than a point below the Opacus anchor). Its classification step
+``eta_0 = TREE_CLASSIFICATION_STEP / R`` (8, a travel of ``4 E / R``) and epochs ``round(s)``
+were fitted on the logistic loss. This sweep compares, on every DPLinearSVC cell of the
+development and first held-out parts (5 seeds, cached anchors; the second and third held-out
+parts not loaded), the step factors 8 (the rule), 4 and 2, and 8 with half the epochs.
+
+    python benchmarks/dev_rules_tree_svc.py
+
+writes ``results/dev_rules_tree_svc.md``.
+"""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import bench_defaults as bd  # noqa: E402
+
+import skdp.optimizers._defaults as defaults  # noqa: E402
+import skdp.optimizers.dp_nsgd_tree as tree  # noqa: E402
+
+SEEDS = 5
+DATASETS = ("adult", "breast_cancer", "digits", "make_classification")
+VARIANTS = {"step 8 (rule)": (8.0, 1.0), "step 4": (4.0, 1.0), "step 2": (2.0, 1.0),
+            "step 8, half the epochs": (8.0, 0.5)}
+
+
+def main():
+    cells = {}
+    for name, n, eps, seed, X, y, X_te, y_te, anchor in bd.anchored_cells(
+            DATASETS, bd.N_GRID, bd.EPS_GRID, SEEDS):
+        s = defaults.snr(n, X.shape[1] + 1, defaults.budget_rho(eps, bd.DELTA))
+        E = defaults.tree_epochs(n, X.shape[1] + 1, defaults.budget_rho(eps, bd.DELTA))
+        c = cells.setdefault((name, n, eps, round(s)), {"anchor": []})
+        c["anchor"].append(anchor)
+        for label, (step, scale) in VARIANTS.items():
+            tree.TREE_CLASSIFICATION_STEP = step  # read by the optimizer when it resolves eta_0
+            try:
+                opt = tree.DPNSGDTree(epochs=max(2, round(scale * E)))
+                score = bd.skdp_fit("svc", opt, X, y, X_te, y_te, eps, seed)[0]
+            finally:
+                tree.TREE_CLASSIFICATION_STEP = defaults.TREE_CLASSIFICATION_STEP
+            c.setdefault(label, []).append(score)
+        print(name, n, eps, seed, flush=True)
+    labels = list(VARIANTS)
+    means = {k: {v: float(np.mean(x)) for v, x in c.items()} for k, c in sorted(cells.items())}
+    lines = ["# dp_nsgd_tree's step and epochs for DPLinearSVC (session 17)", "",
+             f"Mean accuracy over {SEEDS} seeds, every DPLinearSVC cell of the development and "
+             "first held-out parts; `benchmarks/dev_rules_tree_svc.py` docstring.", "",
+             "| data | n | eps | s | anchor | " + " | ".join(labels) + " |",
+             "|---" * (len(labels) + 5) + "|"]
+    for (name, n, eps, s), m in means.items():
+        lines.append(f"| {name} | {n} | {eps:g} | {s} | {m['anchor']:.4f} | "
+                     + " | ".join(f"{m[v]:.4f}" for v in labels) + " |")
+    lines += ["", f"Against *{labels[0]}* (points); *below anchor*: cells more than 1 point below "
+              "the Opacus anchor:", "", "| variant | mean | worst | best | better cells | "
+              "below anchor |", "|---|---|---|---|---|---|"]
+    for v in labels:
+        g = [100 * (m[v] - m[labels[0]]) for m in means.values()]
+        below = sum(m[v] < m["anchor"] - 0.01 for m in means.values())
+        lines.append(f"| {v} | {np.mean(g):+.2f} | {min(g):+.2f} | {max(g):+.2f} | "
+                     f"{sum(x > 0 for x in g)} of {len(g)} | {below} |")
+    (HERE / "results" / "dev_rules_tree_svc.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
