@@ -229,14 +229,14 @@ def test_ridge_dp_gdws_defaults_are_dp_sgld_plain_noisy_gd():
     assert fits[0].epsilon_ == pytest.approx(fits[1].epsilon_, rel=1e-12)
 
 
-@pytest.mark.parametrize("loss", ["logistic", "squared"])
+@pytest.mark.parametrize("loss", ["logistic", "squared_hinge", "squared"])
 @pytest.mark.parametrize("n, epsilon", [(300, 0.3), (300, 1.0), (12000, 3.0)])
 def test_tree_rule_resolves_as_documented(loss, n, epsilon):
     """dp_nsgd_tree: the full batch at every s (session 16; mini-batches from s = 200 before);
     round(s) epochs in [2, 40] below s = 200 and 80 from it; no momentum but for the squared
     loss from s = 10, which keeps momentum 0.5 (session 16). The step: total travel 4 E / R
-    (classification) or min(4, max(1, sqrt(s) / 2.5)) / R (squared loss) over the linear
-    schedule. Recomputed here from that statement."""
+    (logistic), 2 E / R (squared hinge, session 17) or min(4, max(1, sqrt(s) / 2.5)) / R
+    (squared loss) over the linear schedule. Recomputed here from that statement."""
     import math
 
     from skdp.optimizers._defaults import budget_rho, snr
@@ -244,7 +244,8 @@ def test_tree_rule_resolves_as_documented(loss, n, epsilon):
     rng = np.random.default_rng(0)
     X = _unit_rows(rng.normal(size=(n, 8)))
     y = np.clip(X @ np.arange(8) / 8, -1, 1)
-    problem = _problem(X, (y > 0).astype(float) if loss == "logistic" else y, loss)
+    labels = {"logistic": (y > 0).astype(float), "squared_hinge": np.where(y > 0, 1.0, -1.0)}
+    problem = _problem(X, labels.get(loss, y), loss)
     h, record = _resolved(DPNSGDTree(), problem, epsilon)
     s = snr(n, problem.dim, budget_rho(epsilon, 1e-5))
     if n == 300:
@@ -259,7 +260,8 @@ def test_tree_rule_resolves_as_documented(loss, n, epsilon):
     momentum = 0.5 if (loss == "squared" and s >= 10) else 0.0
     assert h["momentum"] == pytest.approx(momentum)
     assert record.n_steps == E
-    travel = 4.0 * E if loss == "logistic" else min(4.0, max(1.0, math.sqrt(s) / 2.5))
+    travel = {"logistic": 4.0 * E, "squared_hinge": 2.0 * E}.get(
+        loss, min(4.0, max(1.0, math.sqrt(s) / 2.5)))
     assert h["learning_rate"] * E / 2 == pytest.approx(travel / problem.row_norm_bound)
 
 
