@@ -87,10 +87,10 @@ then dp_nsgd_tree's cells of all three estimators and parts with the full batch 
         --before $R/defaults_s16_10seeds.csv --changed logistic:dp_nsgd_tree \
         svc:dp_nsgd_tree ridge:dp_nsgd_tree --out defaults_s16b_10seeds
 
-Session 17 (``defaults_s17_10seeds*``, the grid the docs show): the third held-out part
-(``bench_defaults.HELDOUT3``, fixed before it was run) at the rules of session 16, no rule
-changed; ``make_classification_hard`` is left out (not linearly learnable: scikit-learn at the
-baseline; its cells are in ``defaults_s17_heldout3_clf.md``)::
+Session 17 (``defaults_s17_10seeds*``): the third held-out part (``bench_defaults.HELDOUT3``,
+fixed before it was run) at the rules of session 16; ``make_classification_hard`` is left out
+(not linearly learnable: scikit-learn at the baseline; its cells are in
+``defaults_s17_heldout3_clf.md``)::
 
     python benchmarks/bench_defaults.py --estimators logistic svc --heldout heldout3 \
         --seeds 10 --out defaults_s17_heldout3_clf   # the four sets of the first commit
@@ -102,6 +102,15 @@ baseline; its cells are in ``defaults_s17_heldout3_clf.md``)::
         $R/defaults_s17_heldout3_clf.csv $R/defaults_s17_heldout3_clf1.csv \
         $R/defaults_s17_heldout3_reg.csv --changed --exclude make_classification_hard \
         --out defaults_s17_10seeds
+
+then dp_nsgd_tree's SVC cells of all four parts with the squared hinge's half step
+(``defaults_s17b_10seeds*``, the grid the docs show)::
+
+    python benchmarks/bench_defaults.py --optimizers dp_nsgd_tree --estimators svc \
+        --heldout all --seeds 10 --out defaults_s17_tree_svc
+    python benchmarks/defaults_report.py --after (the four above) \
+        $R/defaults_s17_tree_svc.csv --before (the four above) --changed svc:dp_nsgd_tree \
+        --exclude make_classification_hard --out defaults_s17b_10seeds
 
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
