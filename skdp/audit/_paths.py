@@ -503,6 +503,17 @@ def estimator_paths():
         # squared-loss horizon 1.5 sqrt(n sqrt(2 rho))
         E("DPLinearSVC dp_scd defaults (auto update clip, n^3/4 rule)", "losses",
           svc_defaults("dp_scd"), loss="squared_hinge"),
+        # session 17: dp_nsgd_tree at its own defaults on the squared hinge (the full batch,
+        # round(s) epochs, the half step 4 / (M R))
+        E("DPLinearSVC dp_nsgd_tree defaults (half step)", "losses",
+          svc_defaults("dp_nsgd_tree"), loss="squared_hinge", factor=0.2,
+          why="dp_nsgd_tree at its own defaults: a few normalised full-batch steps (round(s) "
+              "epochs at this path's small s), each of length eta_t whatever the gradient, so "
+              "the canary moves the direction, not the length, and the statistic sees a small "
+              "part of its pull (real 0.00 against the claim 2; noise x0.5 0.94, not caught; "
+              "x0.2 caught at 3.24). The tree's node noise at x0.5 is caught on the estimator "
+              "paths with a fixed small step ('DPLogisticRegression on Dask (dp_nsgd_tree full "
+              "batch)', 'DPRidge dp_nsgd_tree full batch, momentum 0.5')"),
         E("DPRidge dp_nag_opt defaults (horizon 1.5)", "losses", ridge(optimizer="dp_nag_opt"),
           loss="squared"),
         # binary optimizer="auto" at a small budget for the data with a public row bound runs
