@@ -678,6 +678,16 @@ def anchored_cells(datasets, n_grid, eps_grid, seeds, cache=None):
                         yield name, n, eps, seed, X_tr, y_tr, X_te, y_te, cache.data[key][0]
 
 
+def variant_row(label, means, rule):
+    """``(mean, worst, best, better, below)`` of a development sweep's variant against its rule:
+    the per-cell gains in points (``means``: ``{variant: mean score, "anchor": mean anchor}`` per
+    cell), the cells it beats the rule in, and its cells more than 1 point below the anchor."""
+    g = [100 * (m[label] - m[rule]) for m in means]
+    below = sum(m[label] < m["anchor"] - 0.01 for m in means)
+    return (f"{np.mean(g):+.2f} | {min(g):+.2f} | {max(g):+.2f} | "
+            f"{sum(x > 0 for x in g)} of {len(g)} | {below}")
+
+
 def anchor_means(path):
     """``{(dataset, estimator, n, eps): mean Opacus score over the seeds}`` of a grid's csv."""
     scores = {}

@@ -69,10 +69,7 @@ def main():
               "| variant | mean | worst | best | better cells | below anchor |",
               "|---|---|---|---|---|---|"]
     for v in labels:
-        g = [100 * (m[v] - m[labels[0]]) for m in means.values()]
-        below = sum(m[v] < m["anchor"] - 0.01 for m in means.values())
-        lines.append(f"| {v} | {np.mean(g):+.2f} | {min(g):+.2f} | {max(g):+.2f} | "
-                     f"{sum(x > 0 for x in g)} of {len(g)} | {below} |")
+        lines.append(f"| {v} | {bd.variant_row(v, list(means.values()), labels[0])} |")
     (HERE / "results" / "dev_rules_scd_logistic_cap.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -95,10 +95,7 @@ def main():
         for v in labels:
             for est in ("logistic", "svc"):
                 ms = [m for k, m in mine.items() if k[1] == est]
-                g = [100 * (m[v] - m[labels[0]]) for m in ms]
-                below = sum(m[v] < m["anchor"] - 0.01 for m in ms)
-                lines.append(f"| {v} | {est} | {np.mean(g):+.2f} | {min(g):+.2f} | "
-                             f"{max(g):+.2f} | {sum(x > 0 for x in g)} of {len(g)} | {below} |")
+                lines.append(f"| {v} | {est} | {bd.variant_row(v, ms, labels[0])} |")
         lines.append("")
     (HERE / "results" / "dev_rules_small_snr_classification.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
