@@ -45,13 +45,14 @@ def main():
             continue
         c = cells.setdefault(("logistic", name, n, eps), {"anchor": []})
         c["anchor"].append(anchor)
+        kept = dp_scd.CLIP_MAX["logistic"]
         for label, (cap, epochs) in VARIANTS.items():
             dp_scd.CLIP_MAX["logistic"] = cap
             try:
                 score = bd.skdp_fit("logistic", dp_scd.DPSCD(epochs=epochs), X, y, X_te, y_te,
                                     eps, seed)[0]
             finally:
-                dp_scd.CLIP_MAX["logistic"] = 2.0
+                dp_scd.CLIP_MAX["logistic"] = kept
             c.setdefault(label, []).append(score)
         print(name, n, eps, seed, flush=True)
     labels = list(VARIANTS)
