@@ -97,7 +97,9 @@ def test_noise_scaled_rejects_a_bad_factor():
 #: value, "ryffel2022", is an unproven analysis that issue 13 removes (every dp_sgld path audits
 #: the default "auto").
 OPTIONS = {
-    "dp_gdws": {"analysis": {"batch_size", "mechanism"},
+    # average: post-processing of the releases, but it changes what is released, so a path
+    # sets it (dp_gdws average=1/2)
+    "dp_gdws": {"analysis": {"batch_size", "mechanism", "average"},
                 "public": {"max_iter", "smoothing", "step", "c"}, "nonprivate": {"tol"}},
     "dp_scd": {"analysis": {"batch_size", "variant"},
                "public": {"epochs", "update_clip", "newton_steps"},

@@ -415,3 +415,67 @@ def test_squared_hinge_step_and_time_open_with_s(n, epsilon):
     eta = noisy_gd_step(hinge.smoothness)
     assert record.n_steps == min(1000, max(5, math.ceil(time / eta - 1e-9)))
 
+
+
+def test_gdws_releases_its_last_iterate_unless_asked_to_average():
+    """``average`` defaults to 0 (the last iterate: the tail average of session 18 lost on
+    Adult, dev_rules_gdws_tail.md); a given share is resolved and recorded as given."""
+    rng = np.random.default_rng(0)
+    X = _unit_rows(rng.normal(size=(2000, 8)))
+    problem = _problem(X, (X[:, 0] > 0).astype(float), "logistic")
+    assert DPGDWS().get_params()["average"] == 0.0
+    for epsilon in (0.1, 3.0):
+        assert _resolved(DPGDWS(), problem, epsilon)[0]["average"] == 0.0
+    assert _resolved(DPGDWS(average=0.25), problem, 0.1)[0]["average"] == 0.25
+
+
+def test_gdws_average_is_validated():
+    from sklearn.utils._param_validation import InvalidParameterError
+
+    rng = np.random.default_rng(0)
+    X = _unit_rows(rng.normal(size=(200, 4)))
+    for bad in (-0.1, 1.5, "auto"):
+        with pytest.raises(InvalidParameterError, match="average"):
+            DPLogisticRegression(epsilon=1.0, optimizer=DPGDWS(average=bad), data_norm=1.0).fit(
+                X, (X[:, 0] > 0).astype(int))
+
+
+def _gdws_iterates(problem, result, q):
+    """dp_gdws's iterates recomputed in NumPy from the fit's recorded releases (the noisy
+    gradient sums), with its resolved step and smoothing."""
+    w = problem.start().copy()
+    u = np.zeros_like(w)
+    step, b = result.extras["step"], result.extras["smoothing"]
+    iterates = []
+    for t, g in enumerate(result.trace[:, 1]):
+        gj = g / (q * problem.n_samples) + problem.lam * w
+        u = b * gj if t == 0 else (1.0 - b) * u + b * gj
+        w = w - step * u
+        iterates.append(w)
+    return np.array(iterates)
+
+
+@pytest.mark.parametrize("batch_size", [None, 200])
+@pytest.mark.parametrize("average", [0.0, 0.5, 1.0])
+def test_gdws_average_is_the_mean_of_the_last_iterates_and_releases_nothing_new(
+        batch_size, average):
+    """The released model is the mean of the last ``round(average * T)`` iterates of the noisy
+    run, and the run's releases (hence its privacy) do not depend on ``average``."""
+    rng = np.random.default_rng(0)
+    X = _unit_rows(rng.normal(size=(1000, 6)))
+    problem = _problem(X, (X[:, 0] > 0).astype(float), "logistic")
+    budget = Budget(epsilon=1.0, delta=1e-5)
+    opt = DPGDWS(max_iter=40, batch_size=batch_size, average=average)
+    res = opt.solve(problem, budget, np.random.default_rng(5), record_trace=True)
+    last = DPGDWS(max_iter=40, batch_size=batch_size, average=0.0).solve(
+        problem, budget, np.random.default_rng(5), record_trace=True)
+    np.testing.assert_array_equal(res.trace, last.trace)
+    assert res.record.epsilon == last.record.epsilon
+    q = 1.0 if batch_size is None else batch_size / 1000
+    iterates = _gdws_iterates(problem, res, q)
+    np.testing.assert_allclose(last.coef.ravel(), iterates[-1], rtol=1e-10, atol=1e-12)
+    k = int(round(average * 40))
+    expected = iterates[-1] if k == 0 else iterates[-k:].mean(axis=0)
+    np.testing.assert_allclose(res.coef.ravel(), expected, rtol=1e-10, atol=1e-12)
+    if k:
+        assert not np.allclose(res.coef.ravel(), iterates[-1])

@@ -274,6 +274,9 @@ def optimizer_paths():
         P("dp_masg allocation=uniform", "optimizer accounting", "dp_masg",
           {"allocation": "uniform", **_NAG_PAPER}),
         P("dp_masg reselect_T=False", "optimizer accounting", "dp_masg", _NAG_FIXED_T),
+        # the released model is the mean of the last half of the iterates (average=0.5):
+        # post-processing, audited as a user can set it
+        P("dp_gdws average=1/2", "optimizer accounting", "dp_gdws", {"average": 0.5}),
         P("dp_sgld composition (step >= 1/beta)", "optimizer accounting", "dp_sgld",
           _SGLD_COMPOSITION),
         # the default plan of a classification fit under composition (every C near 1): 300
@@ -451,6 +454,9 @@ def estimator_paths():
         E("DPLogisticRegression K=3 dp_scd", "multiclass (K = 3)",
           logistic(optimizer=DPSCD(update_clip=1e-5)),
           n_classes=3),
+        # the tail average of dp_gdws (average=0.5) on the fixed-step path
+        E("DPLogisticRegression dp_gdws average=1/2", "losses",
+          logistic(optimizer=DPGDWS(step=0.01, average=0.5))),
         E("DPLogisticRegression dp_scd", "losses", logistic(optimizer=DPSCD(update_clip=1e-5)),
           why="the binary dp_scd path of the estimator, as a user who names it runs it"),
         # optimizer="auto" and derivative_clip="auto" as a user leaves them, binary: dp_gdws
