@@ -237,6 +237,9 @@ def test_n_jobs_2_context_and_ceiling(data):
 
 
 # -- scikit-learn's checks with a ledger set ---------------------------------------------------
+# In the slow run (CI), as the other optimizers' checks (test_sklearn_checks.py): the default
+# run keeps the ledger's own tests above and every estimator's checks without a ledger.
+@pytest.mark.slow
 @parametrize_with_checks(
     [
         DPLogisticRegression(random_state=0, ledger=PrivacyLedger()),
