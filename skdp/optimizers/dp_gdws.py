@@ -25,9 +25,7 @@ from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._defaults import (
-    budget_rho, gdws_smoothing, gdws_steps, noisy_gd_step, snr, step_share,
-)
+from ._defaults import budget_rho, gdws_smoothing, gdws_steps, noisy_gd_step, snr, step_share
 from ._glm import (
     block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
     threads_allowed,
@@ -158,8 +156,8 @@ class DPGDWS(DPOptimizer):
         releases and its privacy record do not depend on it. Not a default: the mean of the
         last half gained a few tenths of a point where the last iterate is noise-bound
         (``make_classification``-like data, large s) and lost as much where the iterates are
-        still travelling at step T (Adult's one-hot designs: -0.2 to -0.3 points on full Adult
-        at every epsilon); see ``docs/optimizers/dp_gdws.rst``. Unused at ``epsilon=inf``.
+        still travelling at step T (Adult's one-hot designs: -0.2 to -0.35 points on full
+        Adult at every epsilon); see ``docs/optimizers/dp_gdws.rst``. Unused at ``epsilon=inf``.
     tol : float > 0 or None, default=None
         Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient
         component at the solution (None: 1e-8).
