@@ -60,32 +60,56 @@ def _sets():
     return out
 
 
+def subsamples(X_tr, y_tr, seeds):
+    """``(n, seed, X, y)``: the sweep's subsample of ``n`` training rows for each n of
+    ``N_GRID`` below the set's size (its full size when there is none) and each seed."""
+    n_full = X_tr.shape[0]
+    for n in [n for n in N_GRID if n < n_full] or [n_full]:
+        for seed in range(seeds):
+            idx = np.random.default_rng(1000 + seed).choice(n_full, n, replace=False)
+            yield n, seed, np.ascontiguousarray(X_tr[idx]), y_tr[idx]
+
+
+def fit_with_constant(cls, constant, value, X, y, eps, seed):
+    """``cls(epsilon=eps, delta, random_state=seed)`` fitted at all its defaults with the bounds
+    module's ``constant`` set to ``value`` for the fit (restored after it), warnings silenced."""
+    kept = getattr(bounds_module, constant)
+    setattr(bounds_module, constant, value)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return cls(epsilon=eps, delta=bd.DELTA, random_state=seed).fit(X, y)
+    finally:
+        setattr(bounds_module, constant, kept)
+
+
 def sweep(est):
     cls = bd.ESTIMATORS[est][0]
-    kept = bounds_module.DATA_NORM_FACTOR
     with open(HERE / "results" / f"dev_rules_data_norm_factor_{est}.csv", "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["estimator", "dataset", "n", "eps", "seed", "factor", "optimizer", "score"])
         for name, (X_tr, y_tr, X_te, y_te) in _sets().items():
-            n_full = X_tr.shape[0]
-            ns = [n for n in N_GRID if n < n_full] or [n_full]
-            for n in ns:
-                for seed in range(SEEDS):
-                    idx = np.random.default_rng(1000 + seed).choice(n_full, n, replace=False)
-                    X, y = np.ascontiguousarray(X_tr[idx]), y_tr[idx]
-                    for eps in EPS:
-                        for factor in FACTORS:
-                            bounds_module.DATA_NORM_FACTOR = factor
-                            try:
-                                with warnings.catch_warnings():
-                                    warnings.simplefilter("ignore")
-                                    m = cls(epsilon=eps, delta=bd.DELTA, random_state=seed).fit(X, y)
-                            finally:
-                                bounds_module.DATA_NORM_FACTOR = kept
-                            w.writerow([est, name, n, eps, seed, factor, m.optimizer_.name,
-                                        f"{m.score(X_te, y_te):.5f}"])
-                    fh.flush()
-                    print(est, name, n, seed, flush=True)
+            for n, seed, X, y in subsamples(X_tr, y_tr, SEEDS):
+                for eps in EPS:
+                    for factor in FACTORS:
+                        m = fit_with_constant(cls, "DATA_NORM_FACTOR", factor, X, y, eps, seed)
+                        w.writerow([est, name, n, eps, seed, factor, m.optimizer_.name,
+                                    f"{m.score(X_te, y_te):.5f}"])
+                fh.flush()
+                print(est, name, n, seed, flush=True)
+
+
+def read_sweep(path, variant):
+    """``{(dataset, n, eps): {variant value: [csv row, ...]}}`` of a sweep's csv, or None when
+    it has not been run (``variant``: the column that names the variant)."""
+    if not path.exists():
+        return None
+    cells = {}
+    with open(path) as fh:
+        for r in csv.DictReader(fh):
+            key = (r["dataset"], int(r["n"]), float(r["eps"]))
+            cells.setdefault(key, {}).setdefault(r[variant], []).append(r)
+    return cells
 
 
 def report():
@@ -95,15 +119,11 @@ def report():
              "with varying row norms (see the script). Mean test accuracy per factor; *better / "
              "worse*: cells more than 1 point better / worse than the factor 1.5.", ""]
     for est in ("logistic", "svc"):
-        path = HERE / "results" / f"dev_rules_data_norm_factor_{est}.csv"
-        if not path.exists():
+        cells = read_sweep(HERE / "results" / f"dev_rules_data_norm_factor_{est}.csv", "factor")
+        if cells is None:
             continue
-        cells = {}
-        with open(path) as fh:
-            for r in csv.DictReader(fh):
-                key = (r["dataset"], int(r["n"]), float(r["eps"]))
-                cells.setdefault(key, {}).setdefault(float(r["factor"]), []).append(float(r["score"]))
-        mean = {k: {f: np.mean(v) for f, v in c.items()} for k, c in cells.items()}
+        mean = {k: {float(f): np.mean([float(r["score"]) for r in v]) for f, v in c.items()}
+                for k, c in cells.items()}
         lines += [f"## {est}", "", "| factor | mean | better / worse than 1.5 by > 1 pt | worst vs 1.5 |",
                   "|---|---|---|---|"]
         for f in FACTORS:

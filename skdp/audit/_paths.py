@@ -359,6 +359,9 @@ class EstimatorPath:
     n_rows : int
         Rows of the data set besides the canary (``N_ROWS``; more where an option's public
         rule switches on n, such as the target spread's quantile).
+    row_norm : float
+        The norm of every row, the canary's included (1: the public bound of the other paths;
+        other values place the rows where a private row bound's grid puts them).
     """
 
     label: str
@@ -374,6 +377,7 @@ class EstimatorPath:
     float32: bool = False
     offset_free: bool = False
     n_rows: int = N_ROWS
+    row_norm: float = 1.0
 
     @property
     def task(self):
@@ -390,7 +394,8 @@ class EstimatorPath:
             y = (X[:, 0] > 0).astype(int)
         else:
             y = np.argmax(X @ rng.normal(size=(2, self.n_classes)), axis=1)
-        c = make_canary(X, y, task=self.task)
+        X *= self.row_norm
+        c = make_canary(X, y, data_norm=self.row_norm, task=self.task)
         Xa = c.X if self.sparse is None else sp.csr_matrix(c.X).asformat(self.sparse)
         if self.float32:
             Xa = Xa.astype(np.float32)
@@ -434,7 +439,7 @@ def _estimators():
 
 def estimator_paths():
     """The estimator-level audits, ``[EstimatorPath, ...]``."""
-    from ..linear_model import DPRidge
+    from ..linear_model import DPLogisticRegression, DPRidge
     from ..optimizers.dp_gdws import DPGDWS
     from ..optimizers.dp_masg import DPMASG
     from ..optimizers.dp_nsgd_tree import DPNSGDTree
@@ -582,6 +587,20 @@ def estimator_paths():
               "clipped residual leaves the clip as the longer steps fit it, so the statistic "
               "sees part of its pull (real 0.00 against the claim 2, 1000 + 1000 fits; noise "
               "x0.5 0.78, not caught; x0.3 caught at 2.66)"),
+        # data_norm="auto" with rows of norm 1.2, between the grid's candidates 1 and 2^(1/2):
+        # the median scored by cells (session 19), released as 1 (its cell holds 1.2), so the
+        # bound 1.5 keeps every row whole; scored as points it was a base-measure pick
+        E("DPLogisticRegression data_norm='auto', rows between two candidates (dp_gdws)",
+          "private bounds",
+          lambda seed: DPLogisticRegression(epsilon=POWER_EPSILON, delta=POWER_DELTA,
+                                            fit_intercept=False, data_norm="auto",
+                                            derivative_clip=0.1, optimizer=DPGDWS(step=0.01),
+                                            random_state=seed),
+          n_rows=300, row_norm=1.2, factor=0.4,
+          why="300 rows of norm 1.2, so that the median is reliable and its cell holds the "
+              "rows: the bound is 1.5 and the canary (norm 1.2) four fifths of it, so half "
+              "the noise reaches only 1.80 against the claim 2 (real 0.33, 1000 + 1000 fits); "
+              "x0.4 is caught at 2.54)"),
         E("DPLogisticRegression CSR", "sparse input", logistic(), sparse="csr"),
         E("DPRidge CSC", "sparse input", ridge(), loss="squared", sparse="csc"),
         # a float32 X is read in place by kernels compiled for float32 rows (issue 16)

@@ -4,9 +4,10 @@ A fit with automatic bounds is one mechanism in two parts, under one (epsilon, d
 
 1. **Bounds.** Each bound is a private quantile (the exponential mechanism over a public log
    grid, :func:`skdp.privacy.quantiles.private_quantile`, with a public base measure favouring
-   moderate magnitudes, :data:`BOUNDS_PRIOR_DECAY`; the target quantiles score the candidates
-   by their cells, :data:`Y_BOUNDS_CELLS`) scaled by a public factor: the median row norm, the
-   median of y and the upper quartile of ``|y - median|`` (:data:`Y_SPREAD_QUANTILE`). Medians
+   moderate magnitudes, :data:`BOUNDS_PRIOR_DECAY`; the candidates scored by their cells,
+   :data:`Y_BOUNDS_CELLS` and :data:`DATA_NORM_CELLS`) scaled by a public factor: the median
+   row norm, the median of y and the upper quartile of ``|y - median|``
+   (:data:`Y_SPREAD_QUANTILE`). Medians
    and quartiles are reliable at small n, where extreme quantiles are not (see
    :mod:`skdp.privacy.quantiles`).
    The bounds take a public share of the fit's budget on the zCDP scale
@@ -51,6 +52,7 @@ __all__ = [
     "DATA_NORM_SHARE",
     "DATA_NORM_FACTOR",
     "DATA_NORM_GRID_STEP",
+    "DATA_NORM_CELLS",
     "Y_BOUNDS_SHARE",
     "Y_BOUNDS_SPREAD_FACTOR",
     "Y_SPREAD_QUANTILE",
@@ -111,11 +113,23 @@ Y_BOUNDS_MAD_FACTOR = 4.0
 #: (:func:`skdp.privacy.quantiles.private_quantile` with ``cells=True``), so that targets sitting
 #: between two candidates (1e6 +- 30) get the nearest candidate rather than a base-measure pick
 #: (measured: DPRidge on 3000 rows of 1e6 +- 30 at epsilon 1 released bounds near +-10 in 20 of
-#: 20 seeds, R^2 ~ -9e8; with cells the bounds held the data in 20 of 20). ``data_norm`` keeps
-#: the point scores: with cells, raw breast cancer (whose signal is the row norm itself) got the
-#: lower of the two candidates around its median norm in 14 of 40 seeds instead of 2 and lost
-#: 3 points of accuracy on average.
+#: 20 seeds, R^2 ~ -9e8; with cells the bounds held the data in 20 of 20).
 Y_BOUNDS_CELLS = True
+#: The row-norm median of ``data_norm="auto"`` scores by cells too (since session 19). Row
+#: norms concentrate (standardised rows have norms near sqrt(d)), and on the grid of ratio
+#: sqrt(2) they often sit between two candidates: scored as points no candidate then ranks near
+#: n/2, the candidates outside the data outweigh the two around it, and a median that the
+#: reliability rule counts as reliable (so the fit does not warn) lands anywhere on the grid.
+#: Measured (``benchmarks/dev_rules_data_norm_cells.py``, all defaults, 10 seeds): Adult
+#: standardised and one-hot, 500 rows at epsilon 0.3 (row norms near 3.3), released a median
+#: more than 100 times off in 6 of 10 seeds, accuracy down to 0.41 (the majority class is 0.76);
+#: the classifiers' fits below the majority class went from 17 and 16 of 240 to 5 and 5, their
+#: mean accuracy up 1.1 and 0.9 points, DPRidge level. With cells, the candidate whose cell holds
+#: the median scores 0: the release is the median rounded to the grid. The cost: raw breast
+#: cancer, whose signal is the row norm itself and whose median norm (897) sits near the edge
+#: of two cells, gets the lower candidate more often, 0.5 to 0.7 points at epsilon 1 over 40
+#: splits (why session 10 had kept points).
+DATA_NORM_CELLS = True
 #: ``DPRidge(y_bounds="auto")`` warns when the released spread (:data:`Y_SPREAD_QUANTILE`) is
 #: below this fraction of the released centre's magnitude (the grid's rounding of the centre,
 #: 2^(1/8) - 1).
@@ -460,7 +474,8 @@ def resolve_data_norm(param, X, fit, sample_weight=None):
         top = top if top > 0 else 1.0
         return top, top, computed
     grid = positive_grid(DATA_NORM_GRID_STEP)
-    median = max(fit.quantile(norms, 0.5, DATA_NORM_SHARE, 1, grid, "data_norm"), grid[1])
+    median = max(fit.quantile(norms, 0.5, DATA_NORM_SHARE, 1, grid, "data_norm", DATA_NORM_CELLS),
+                 grid[1])
     return DATA_NORM_FACTOR * median, median, computed
 
 

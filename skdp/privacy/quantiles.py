@@ -20,9 +20,10 @@ the candidate whose cell holds the q-quantile scores 0, so the release is the qu
 to the grid. The counts are at public points, each moves by at most one: the same sensitivity,
 the same event. Where the data spread over several candidates the two utilities pick the same
 region, but the cells' edges fall elsewhere relative to the data, so the rounding can differ.
-DPRidge's automatic target bounds and :class:`~skdp.preprocessing.PrivateRobustScaler` score by
-cells; the row-norm median of ``data_norm="auto"`` by points (see
-``skdp.linear_model._bounds.Y_BOUNDS_CELLS``).
+DPRidge's automatic target bounds, the row-norm median of ``data_norm="auto"`` (since session
+19: row norms concentrate, and often sit between two candidates of its grid) and
+:class:`~skdp.preprocessing.PrivateRobustScaler` score by cells (see
+``skdp.linear_model._bounds.Y_BOUNDS_CELLS`` and ``DATA_NORM_CELLS``).
 
 Reliability. Candidates outside the data all have utility about ``-min(q, 1 - q) n`` and there
 are many of them, so the release lands far outside the data with probability about
