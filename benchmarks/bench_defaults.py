@@ -688,6 +688,25 @@ def variant_row(label, means, rule):
             f"{sum(x > 0 for x in g)} of {len(g)} | {below}")
 
 
+def cell_table(columns, rows, labels):
+    """Markdown lines of a development sweep's per-cell table: the key ``columns``, the anchor,
+    then each variant's mean score; ``rows``: ``[(key values, means), ...]`` with ``means``
+    as for :func:`variant_row`."""
+    lines = ["| " + " | ".join(columns) + " | anchor | " + " | ".join(labels) + " |",
+             "|---" * (len(columns) + len(labels) + 1) + "|"]
+    for key, m in rows:
+        lines.append("| " + " | ".join(str(k) for k in key) + f" | {m['anchor']:.4f} | "
+                     + " | ".join(f"{m[v]:.4f}" for v in labels) + " |")
+    return lines
+
+
+def variant_table(means, labels):
+    """Markdown lines of :func:`variant_row` for every variant against the first (the rule)."""
+    return (["| variant | mean | worst | best | better cells | below anchor |",
+             "|---|---|---|---|---|---|"]
+            + [f"| {v} | {variant_row(v, means, labels[0])} |" for v in labels])
+
+
 def anchor_means(path):
     """``{(dataset, estimator, n, eps): mean Opacus score over the seeds}`` of a grid's csv."""
     scores = {}

@@ -67,19 +67,15 @@ def main():
     means = {k: {v: float(np.mean(x)) for v, x in c.items()} for k, c in sorted(cells.items())}
     lines = ["# dp_gdws's tail average of its iterates (session 18)", "",
              f"Mean accuracy over {SEEDS} seeds, every classification cell of the development and "
-             "first held-out parts; `benchmarks/dev_rules_gdws_tail.py` docstring.", "",
-             "| estimator | data | n | eps | s | anchor | " + " | ".join(labels) + " |",
-             "|---" * (len(labels) + 6) + "|"]
-    for (est, name, n, eps, s), m in means.items():
-        lines.append(f"| {est} | {name} | {n} | {eps:g} | {s} | {m['anchor']:.4f} | "
-                     + " | ".join(f"{m[v]:.4f}" for v in labels) + " |")
+             "first held-out parts; `benchmarks/dev_rules_gdws_tail.py` docstring.", ""]
+    lines += bd.cell_table(("estimator", "data", "n", "eps", "s"),
+                           [((est, name, n, f"{eps:g}", s), m)
+                            for (est, name, n, eps, s), m in means.items()], labels)
     for est in ESTIMATORS:
         part = [m for k, m in means.items() if k[0] == est]
         lines += ["", f"{est}: against *{labels[0]}* (points); *below anchor*: cells more than 1 "
-                  "point below the Opacus anchor:", "", "| variant | mean | worst | best | "
-                  "better cells | below anchor |", "|---|---|---|---|---|---|"]
-        for v in labels:
-            lines.append(f"| {v} | {bd.variant_row(v, part, labels[0])} |")
+                  "point below the Opacus anchor:", ""]
+        lines += bd.variant_table(part, labels)
         lines += ["", f"{est}: mean gain (points) against *{labels[0]}* by bins of s:", "",
                   "| s | cells | " + " | ".join(labels[1:]) + " |",
                   "|---" * (len(labels) + 1) + "|"]

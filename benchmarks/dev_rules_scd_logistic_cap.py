@@ -58,19 +58,14 @@ def main():
     labels = list(VARIANTS)
     lines = ["# dp_scd's binary logistic update clip where its cap binds (session 17)", "",
              f"Mean accuracy over {SEEDS} seeds per cell, development and first held-out parts; "
-             "`benchmarks/dev_rules_scd_logistic_cap.py` docstring.", "",
-             "| data | n | eps | anchor | " + " | ".join(labels) + " |",
-             "|---" * (len(labels) + 4) + "|"]
+             "`benchmarks/dev_rules_scd_logistic_cap.py` docstring.", ""]
     means = {k: {v: float(np.mean(x)) for v, x in c.items()} for k, c in sorted(cells.items())}
-    for (_, name, n, eps), m in means.items():
-        lines.append(f"| {name} | {n} | {eps:g} | {m['anchor']:.4f} | "
-                     + " | ".join(f"{m[v]:.4f}" for v in labels) + " |")
+    lines += bd.cell_table(("data", "n", "eps"),
+                           [((name, n, f"{eps:g}"), m) for (_, name, n, eps), m in means.items()],
+                           labels)
     lines += ["", f"Against *{labels[0]}* (points of accuracy); *below anchor*: cells more than "
-              "1 point below the Opacus anchor:", "",
-              "| variant | mean | worst | best | better cells | below anchor |",
-              "|---|---|---|---|---|---|"]
-    for v in labels:
-        lines.append(f"| {v} | {bd.variant_row(v, list(means.values()), labels[0])} |")
+              "1 point below the Opacus anchor:", ""]
+    lines += bd.variant_table(list(means.values()), labels)
     (HERE / "results" / "dev_rules_scd_logistic_cap.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -85,11 +85,10 @@ def main():
         labels = list(variants)
         mine = {k: {v: float(np.mean(x)) for v, x in c.items()}
                 for k, c in sorted(cells.items()) if k[0] == opt}
-        lines += [f"## {opt}", "", "| estimator | data | n | eps | s | anchor | "
-                  + " | ".join(labels) + " |", "|---" * (len(labels) + 6) + "|"]
-        for (_, est, name, n, eps, s), m in mine.items():
-            lines.append(f"| {est} | {name} | {n} | {eps:g} | {s:g} | {m['anchor']:.4f} | "
-                         + " | ".join(f"{m[v]:.4f}" for v in labels) + " |")
+        lines += [f"## {opt}", ""]
+        lines += bd.cell_table(("estimator", "data", "n", "eps", "s"),
+                               [((est, name, n, f"{eps:g}", f"{s:g}"), m)
+                                for (_, est, name, n, eps, s), m in mine.items()], labels)
         lines += ["", "| variant | estimator | mean gain | worst | best | better | below anchor |",
                   "|---|---|---|---|---|---|---|"]
         for v in labels:

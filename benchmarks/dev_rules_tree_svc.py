@@ -57,17 +57,13 @@ def main():
     means = {k: {v: float(np.mean(x)) for v, x in c.items()} for k, c in sorted(cells.items())}
     lines = ["# dp_nsgd_tree's step and epochs for DPLinearSVC (session 17)", "",
              f"Mean accuracy over {SEEDS} seeds, every DPLinearSVC cell of the development and "
-             "first held-out parts; `benchmarks/dev_rules_tree_svc.py` docstring.", "",
-             "| data | n | eps | s | anchor | " + " | ".join(labels) + " |",
-             "|---" * (len(labels) + 5) + "|"]
-    for (name, n, eps, s), m in means.items():
-        lines.append(f"| {name} | {n} | {eps:g} | {s} | {m['anchor']:.4f} | "
-                     + " | ".join(f"{m[v]:.4f}" for v in labels) + " |")
+             "first held-out parts; `benchmarks/dev_rules_tree_svc.py` docstring.", ""]
+    lines += bd.cell_table(("data", "n", "eps", "s"),
+                           [((name, n, f"{eps:g}", s), m)
+                            for (name, n, eps, s), m in means.items()], labels)
     lines += ["", f"Against *{labels[0]}* (points); *below anchor*: cells more than 1 point below "
-              "the Opacus anchor:", "", "| variant | mean | worst | best | better cells | "
-              "below anchor |", "|---|---|---|---|---|---|"]
-    for v in labels:
-        lines.append(f"| {v} | {bd.variant_row(v, list(means.values()), labels[0])} |")
+              "the Opacus anchor:", ""]
+    lines += bd.variant_table(list(means.values()), labels)
     (HERE / "results" / "dev_rules_tree_svc.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
