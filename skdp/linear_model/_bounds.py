@@ -7,9 +7,8 @@ A fit with automatic bounds is one mechanism in two parts, under one (epsilon, d
    moderate magnitudes, :data:`BOUNDS_PRIOR_DECAY`; the candidates scored by their cells,
    :data:`Y_BOUNDS_CELLS` and :data:`DATA_NORM_CELLS`) scaled by a public factor: the median
    row norm, the median of y and the upper quartile of ``|y - median|``
-   (:data:`Y_SPREAD_QUANTILE`). Medians
-   and quartiles are reliable at small n, where extreme quantiles are not (see
-   :mod:`skdp.privacy.quantiles`).
+   (:data:`Y_SPREAD_QUANTILE`). Medians and quartiles are reliable at small n, where extreme
+   quantiles are not (see :mod:`skdp.privacy.quantiles`).
    The bounds take a public share of the fit's budget on the zCDP scale
    (:func:`skdp.privacy.split.zcdp_budget`): :data:`DATA_NORM_SHARE` for ``data_norm``,
    :data:`Y_BOUNDS_SHARE` for the target bounds.
