@@ -119,13 +119,12 @@ def report():
         lines += [f"## {est}", "",
                   "| variant | mean | failed seeds | better / worse than points | worst cell vs "
                   "points | best cell vs points |", "|---|---|---|---|---|---|"]
+        mean = {k: {v: np.mean([x[0] for x in c[v]]) for v in labels} for k, c in cells.items()}
         for v in labels:
-            d = [np.mean([x[0] for x in c[v]]) - np.mean([x[0] for x in c[labels[0]]])
-                 for c in cells.values()]
+            d = [m[v] - m[labels[0]] for m in mean.values()]
             fails = sum(failed(s, maj) for c in cells.values() for s, _, maj in c[v])
             runs = sum(len(c[v]) for c in cells.values())
-            mean = np.mean([np.mean([x[0] for x in c[v]]) for c in cells.values()])
-            lines.append(f"| {v} | {mean:.4f} "
+            lines.append(f"| {v} | {np.mean([m[v] for m in mean.values()]):.4f} "
                          f"| {fails} of {runs} | {sum(x > tol for x in d)} / "
                          f"{sum(x < -tol for x in d)} | {min(d):+.3f} | {max(d):+.3f} |")
         lines += ["", "| data | n | eps | " + " | ".join(
@@ -135,7 +134,7 @@ def report():
             parts = []
             for v in labels:
                 s = [x[0] for x in cells[k][v]]
-                parts.append(f"{np.mean(s):.3f} / {min(s):.3f} / "
+                parts.append(f"{mean[k][v]:.3f} / {min(s):.3f} / "
                              f"{np.median([x[1] for x in cells[k][v]]):.3g}")
             lines.append(f"| {k[0]} | {k[1]} | {k[2]:g} | " + " | ".join(parts) + " |")
         lines.append("")

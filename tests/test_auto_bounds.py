@@ -422,7 +422,7 @@ def test_row_norms_between_two_candidates_get_the_nearest_one():
     """Row norms that sit between two candidates of data_norm's grid (ratio sqrt(2)), as a
     standardised table's concentrate near sqrt(d): scored as points every candidate ties at
     -n/2 and the release was the base measure's pick (standardised Adult, 500 rows at epsilon
-    0.3: 2^-11 or 2^14.6 in 4 of 10 seeds, accuracy down to 0.41, no warning). Scored by cells
+    0.3: more than 100 times off in 6 of 10 seeds, accuracy down to 0.41, no warning). Scored by cells
     (DATA_NORM_CELLS) the candidate nearest the median wins in every seed."""
     from skdp.linear_model._bounds import DATA_NORM_FACTOR, DATA_NORM_GRID_STEP
     from skdp.privacy.quantiles import positive_grid, quantile_utility
