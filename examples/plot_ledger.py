@@ -24,7 +24,10 @@ from skdp import BudgetExceededError, DPLogisticRegression, PrivacyLedger, compo
 from skdp.privacy import compute_epsilon
 
 X_private, y_private = load_breast_cancer(return_X_y=True)
-model = DPLogisticRegression(classes=[0, 1], delta=1e-7, random_state=0)
+# random_state=None (the default): every fit of the search draws fresh noise. A fixed seed would
+# give every fold fit and the refit the same noise, which their releases can cancel: the ledger
+# then refuses the second fit, or reports an infinite total without a ceiling.
+model = DPLogisticRegression(classes=[0, 1], delta=1e-7)
 param_grid = {
     "C": [0.1, 0.3, 1.0, 3.0],
     "epsilon": [0.25, 0.5, 1.0],

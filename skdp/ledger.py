@@ -52,7 +52,7 @@ client, before any run), or pass the fitted estimators' events to :meth:`Privacy
 :func:`compose`.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 import itertools
 import math
 import numbers
@@ -64,12 +64,14 @@ import tempfile
 import threading
 import time
 import uuid
+import warnings
 import weakref
 
 import numpy as np
 
 from .privacy import ACCOUNTANTS, ComposedEvent, DPEvent, NonPrivateEvent, PrivacyRecord
 from .privacy import SelfComposedEvent, compute_epsilon
+from ._streams import stream_tags
 
 try:  # POSIX advisory lock; released by the OS if a worker dies holding it
     import fcntl
@@ -114,6 +116,9 @@ class LedgerEntry:
     time : float
         ``time.time()`` when it was charged.
     label : str or None
+    streams : frozenset of str
+        Keyed tags of the random streams the release drew from (:mod:`skdp._streams`): two
+        charges that share one are not independent, and the ledger's total is then infinite.
     """
 
     event: DPEvent
@@ -126,6 +131,33 @@ class LedgerEntry:
     pid: int = 0
     time: float = 0.0
     label: object = None
+    streams: frozenset = frozenset()
+
+
+def shares_a_stream(entries):
+    """Whether two of ``entries`` drew from one random stream (a tag in both)."""
+    seen = set()
+    for e in entries:
+        if seen & e.streams:
+            return True
+        seen |= e.streams
+    return False
+
+
+def _shared_stream_message(source, ledger_label, outcome):
+    """Why a charge that shares a random stream makes the total infinite. ``outcome``: "before"
+    (refused before fitting), "after" (refused, the fitted model discarded) or "charged"."""
+    what = {"before": "is refused before fitting by", "after": "was refused by",
+            "charged": "was charged to"}[outcome]
+    total = "is now infinite" if outcome == "charged" else "would be infinite"
+    return (
+        f"{source} {what} {ledger_label}: it draws its noise from the same random stream as an "
+        "earlier charge (the same integer random_state twice, or copies of one RandomState or "
+        "Generator, as the clones GridSearchCV fits are). The two releases' noise is not "
+        "independent, so no composition bounds them (combined, they can cancel it) and the "
+        f"total {total}. Give every fit fresh randomness (random_state=None) or a seed of its "
+        "own."
+    )
 
 
 # -- process-wide state ------------------------------------------------------------------------
@@ -462,7 +494,7 @@ class PrivacyLedger:
             delta=float(delta), accountant=accountant, name=name,
         )
 
-    def _setup(self, uid, base, owner, epsilon, delta, accountant, name):
+    def _setup(self, uid, base, owner, epsilon, delta, accountant, name, stream_key=None):
         self.epsilon = epsilon
         self.delta = delta
         self.accountant = accountant
@@ -480,6 +512,8 @@ class PrivacyLedger:
         self._orphan = False  # inherited through fork with no spool: cannot reach its owner
         self._remote = False  # unpickled on another machine than its owner's (also an orphan)
         self._reservation = None  # prepaid fits (see fit_search)
+        # the key of the entries' stream tags: secret, shared with the copies sent to workers
+        self._stream_key = os.urandom(32) if stream_key is None else stream_key
         with _REGISTRY_LOCK:
             _REGISTRY[uid] = self
 
@@ -493,7 +527,7 @@ class PrivacyLedger:
     def __reduce__(self):
         spool = self._ensure_spool()
         config = dict(epsilon=self.epsilon, delta=self.delta, accountant=self.accountant,
-                      name=self.name)
+                      name=self.name, stream_key=self._stream_key)
         reservation = None if self._reservation is None else self._reservation.copy()
         return (_rebuild, (self._uid, spool, config, tuple(self._base), _HOST, reservation))
 
@@ -649,6 +683,8 @@ class PrivacyLedger:
 
     # -- reporting ------------------------------------------------------------------------------
     def _epsilon_of(self, entries, delta, extra=None):
+        if shares_a_stream(entries):
+            return math.inf  # two releases of one noise: no composition bounds them
         events = [e.event for e in entries] + ([] if extra is None else [extra])
         key = None
         if extra is None:
@@ -729,8 +765,11 @@ class PrivacyLedger:
     def _label(self):
         return f"PrivacyLedger {self.name!r}" if self.name else "the PrivacyLedger"
 
-    def _precheck(self, target_epsilon, target_delta, source, event=None):
+    def _precheck(self, target_epsilon, target_delta, source, event=None, stream=None):
         self._adopt()
+        tags = stream_tags(stream, self._stream_key)
+        if tags and not math.isinf(self.epsilon) and any(tags & e.streams for e in self.entries):
+            raise BudgetExceededError(_shared_stream_message(source, self._label(), "before"))
         if self._reservation is not None and self._reservation.events and not self._owner:
             # a prepaid fit would fail the worst-case check (its charge is already in the
             # ledger): the exact check at the charge takes the prepaid event or refuses
@@ -913,17 +952,22 @@ class _ReservedSearch:
         return False
 
 
-def precheck(ledgers, target_epsilon, target_delta, source, event=None):
-    """Refuse (BudgetExceededError) before a fit that could pass any ledger's ceiling."""
+def precheck(ledgers, target_epsilon, target_delta, source, event=None, stream=None):
+    """Refuse (BudgetExceededError) before a fit that could pass any ledger's ceiling, or that
+    draws from a random stream (``stream``, :func:`~skdp._streams.stream_state`) a ledger with a
+    ceiling was already charged with."""
     for ledger in ledgers:
-        ledger._precheck(target_epsilon, target_delta, source, event)
+        ledger._precheck(target_epsilon, target_delta, source, event, stream)
 
 
-def _charge(ledgers, entries, before_fit=False):
+def _charge(ledgers, entries, before_fit=False, streams=None):
     """Atomically check every ledger's ceiling with ``entries`` added, then record them all.
 
     Locks are taken in a fixed order (by id) so that concurrent charges cannot deadlock.
     ``before_fit``: the charge is made before anything ran (the refusal message says so).
+    ``streams``: the random streams each entry drew from (raw states, aligned with ``entries``),
+    tagged with each ledger's own key. A charge that shares a stream with another makes the
+    total infinite: refused by a ledger with a ceiling, recorded with a warning otherwise.
     """
     if not ledgers or not entries:
         return
@@ -931,9 +975,13 @@ def _charge(ledgers, entries, before_fit=False):
     owed, claimed = {}, {}  # per ledger: the entries to record, the prepaid events they use
     for led in ordered:
         led._adopt()
-        owed[led._uid], claimed[led._uid] = entries, []
+        mine = entries if streams is None else [
+            replace(e, streams=stream_tags(s, led._stream_key)) for e, s in zip(entries, streams)
+        ]
+        owed[led._uid], claimed[led._uid] = mine, []
         if led._reservation is not None and not led._owner:  # a copy sent to a worker
-            owed[led._uid], claimed[led._uid] = led._reservation.claim(entries)
+            owed[led._uid], claimed[led._uid] = led._reservation.claim(mine)
+    shared = []  # the ledgers without a ceiling whose total the charge makes infinite
     locks = []
     try:
         for led in ordered:
@@ -941,9 +989,16 @@ def _charge(ledgers, entries, before_fit=False):
                 locks.append(led._locked())  # an orphan refuses here: RuntimeError
                 locks[-1].__enter__()
         for led in ordered:
-            if math.isinf(led.epsilon) or not owed[led._uid]:
+            if not owed[led._uid]:
                 continue
             current = led.entries
+            if not shares_a_stream(current) and shares_a_stream(current + owed[led._uid]):
+                if not math.isinf(led.epsilon):
+                    raise BudgetExceededError(_shared_stream_message(
+                        entries[0].source, led._label(), "before" if before_fit else "after"))
+                shared.append(led)
+            if math.isinf(led.epsilon):
+                continue
             events = [e.event for e in current] + [e.event for e in owed[led._uid]]
             total = _composed_epsilon(events, led.delta, led.accountant)
             if total > led.epsilon:
@@ -964,14 +1019,19 @@ def _charge(ledgers, entries, before_fit=False):
     finally:
         for lk in reversed(locks):
             lk.__exit__(None, None, None)
+    for led in shared:
+        warnings.warn(_shared_stream_message(entries[0].source, led._label(), "charged"),
+                      UserWarning, stacklevel=4)
 
 
 def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None, label=None,
-           before_fit=False):
+           before_fit=False, stream=None):
     """Charge one fit's :class:`PrivacyRecord` to ``ledgers`` (check, then record).
 
     ``before_fit=True`` when the record is known exactly before anything runs (a private
-    search): charging first means a refusal leaves nothing behind.
+    search): charging first means a refusal leaves nothing behind. ``stream``: the random
+    stream(s) the release drew from (:func:`~skdp._streams.stream_state`; a tuple for a
+    pipeline's steps), None when unknown.
     """
     if not ledgers:
         return
@@ -980,7 +1040,7 @@ def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None
         source=source, target_epsilon=float(target_epsilon), target_delta=float(target_delta),
         n_samples=n_samples, pid=os.getpid(), time=time.time(), label=label,
     )
-    _charge(ledgers, [entry], before_fit=before_fit)
+    _charge(ledgers, [entry], before_fit=before_fit, streams=[stream])
 
 
 # -- the carrier of open contexts --------------------------------------------------------------
@@ -1000,6 +1060,7 @@ class LedgerCarrierMixin:
     def __getstate__(self):
         state = dict(super().__getstate__())  # object.__getstate__ returns __dict__ itself
         state.pop(_CARRIED, None)
+        state.pop("_skdp_stream_state", None)  # a fit's raw stream (skdp._streams): never pickled
         active = active_ledgers()
         if active:
             state[_CARRIED] = tuple(active)

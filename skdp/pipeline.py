@@ -419,7 +419,11 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
                 yield
         finally:
             fitted = [leaf for _, leaf in _leaves(Pipeline(list(self.steps)), "", fitted=True)]
+            streams = []  # the random streams of the steps' releases, for the one charge
             for obj in marked + fitted:
+                state = vars(obj).pop("_skdp_stream_state", None)
+                if state is not None and state not in streams:
+                    streams.append(state)
                 for attr in ("_skdp_budget", "_skdp_pipeline_plan"):
                     if attr in vars(obj):
                         delattr(obj, attr)
@@ -436,7 +440,7 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
                 event=event, epsilon=math.inf, delta=0.0, accountant="none", mechanism="none",
                 noise_multiplier=0.0, sensitivity=math.inf, n_steps=0, sampling="full batch",
             )
-        charge(ledgers, record, source, epsilon, delta, n_samples=int(n))
+        charge(ledgers, record, source, epsilon, delta, n_samples=int(n), stream=tuple(streams))
         self.privacy_record_ = record
         self.dp_event_ = record.event
         self.epsilon_ = record.epsilon

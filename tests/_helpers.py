@@ -24,6 +24,16 @@ def unit_rows(X):
     return Normalizer().fit_transform(StandardScaler().fit_transform(X))
 
 
+def unit_row_classification(n, d, seed=0, noise=0.2):
+    """``(X, y)``: n Gaussian rows scaled to norm 1 (the public bound ``data_norm=1``), labels
+    from the first feature plus ``noise`` times Gaussian noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = (X[:, 0] + noise * rng.normal(size=n) > 0).astype(int)
+    return X, y
+
+
 def breast_cancer():
     X, y = load_breast_cancer(return_X_y=True)
     return unit_rows(X), y

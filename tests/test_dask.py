@@ -404,7 +404,7 @@ def test_grid_search_on_the_dask_backend_charges_every_fit_to_the_ledger(client)
     from skdp import BudgetExceededError, PrivacyLedger, compute_epsilon
 
     X, y2, _, _ = _data(5)
-    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, delta=1e-6, random_state=0,
+    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, delta=1e-6, random_state=None,
                                max_iter=10)
     grid = {"epsilon": [0.5, 1.0]}
     with joblib.parallel_backend("dask"):
@@ -471,7 +471,7 @@ def test_grid_search_on_a_multi_host_cluster_charges_every_fit_through_fit_searc
     from skdp import PrivacyLedger
 
     X, y2, _, _ = _data(5)
-    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, delta=1e-6, random_state=0,
+    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, delta=1e-6, random_state=None,
                                max_iter=10)
     grid, cv = {"epsilon": [0.5, 1.0, 2.0]}, KFold(2, shuffle=True, random_state=0)
     monkeypatch.setattr(ledger_module, "_HOST", "client-host-of-a-simulated-cluster")
@@ -509,7 +509,7 @@ def test_fit_search_charges_before_the_search_and_holds_the_ceiling():
     from skdp import BudgetExceededError, PrivacyLedger
 
     X, y2, _, _ = _data()
-    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, delta=1e-6, random_state=0,
+    est = DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0, delta=1e-6, random_state=None,
                                max_iter=10)
     cv = KFold(2, shuffle=True, random_state=0)
     small = PrivacyLedger(epsilon=0.6, delta=1e-5)

@@ -203,7 +203,7 @@ def test_a_late_refusal_of_the_search_leaves_no_model(monkeypatch):
 
 # -- item 6: folds that depend on the data ----------------------------------------------------
 def _grid(cv, groups=None):
-    return GridSearchCV(_est(random_state=0), {"C": [0.1, 1.0]}, cv=cv).fit(X, Y, groups=groups)
+    return GridSearchCV(_est(), {"C": [0.1, 1.0]}, cv=cv).fit(X, Y, groups=groups)
 
 
 def test_tuning_cost_refuses_label_and_group_dependent_folds():
@@ -224,7 +224,7 @@ def test_tuning_cost_refuses_label_and_group_dependent_folds():
     ok = tuning_cost(_grid(KFold(3, shuffle=True, random_state=0)), X, Y)
     assert ok.exact and ok.n_fits == 2 * 3 + 1 and ok.epsilon_per_record < ok.epsilon
     y_reg = np.clip(X[:, 0], -1, 1)
-    ridge = DPRidge(epsilon=0.5, delta=1e-7, optimizer="dp_gdws", random_state=0)
+    ridge = DPRidge(epsilon=0.5, delta=1e-7, optimizer="dp_gdws", random_state=None)
     ridge = GridSearchCV(ridge, {"alpha": [1.0, 2.0]}, cv=3).fit(X, y_reg)
     assert tuning_cost(ridge, X, y_reg).exact  # a regressor's cv=3 is KFold(3)
 
@@ -236,7 +236,7 @@ def test_tuning_cost_does_not_redraw_unseeded_shuffled_splits():
     # would claim one fold fit per record where the search may have given some record two.
     X8, y8 = X[:8], np.clip(X[:8, 0], -1, 1)
     cv = ShuffleSplit(n_splits=2, train_size=0.5, test_size=0.5, random_state=None)
-    ridge = DPRidge(epsilon=0.5, delta=1e-7, optimizer="dp_gdws", random_state=0)
+    ridge = DPRidge(epsilon=0.5, delta=1e-7, optimizer="dp_gdws", random_state=None)
     search = GridSearchCV(ridge, {"alpha": [1.0]}, cv=cv).fit(X8, y8)
     disjoint = next(
         t for t in range(10_000)
@@ -261,7 +261,7 @@ def _redraw_is_disjoint(state, cv):
 def test_tuning_cost_of_unseeded_kfold_uses_its_permutation_free_patterns():
     X60 = np.vstack([X, X[:20]])
     y60 = np.concatenate([Y, Y[:20]])
-    est = DPLogisticRegression(epsilon=0.5, delta=1e-7, random_state=0)
+    est = DPLogisticRegression(epsilon=0.5, delta=1e-7, random_state=None)
     costs = []
     for rs in (None, 0):
         search = GridSearchCV(est, {"C": [1.0]}, cv=KFold(3, shuffle=True, random_state=rs))

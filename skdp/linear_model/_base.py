@@ -17,6 +17,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._compile_notice import compile_notice
 from .._dask import DaskDesign, as_dask_inputs, as_dask_vector, is_dask
+from .._streams import PROCESS_KEY, stream_tags
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
     check_delta, check_epsilon, check_positive,
@@ -28,7 +29,7 @@ from ..optimizers import (
 )
 from ..optimizers._base import nonprivate_record
 from ..optimizers._defaults import DUAL_MAX_SNR, budget_rho, prefers_dual, snr
-from ..privacy import ACCOUNTANTS, ComposedEvent, PrivacyRecord
+from ..privacy import ACCOUNTANTS, ComposedEvent, NonPrivateEvent, PrivacyRecord
 from ..progress import check_callback
 from ._bounds import PrivateFit, _row_norms, public_data_norm, resolve_data_norm
 
@@ -47,7 +48,7 @@ _ALLOW_ZERO_WEIGHTS = (
 )
 
 
-def warm_started_record(start, record, delta, accountant):
+def warm_started_record(start, record, delta, accountant, shared_stream=False):
     """The record of a model fitted (``record``) from the earlier release described by ``start``.
 
     The released model depends on the data through its starting point too, so its guarantee is
@@ -55,10 +56,12 @@ def warm_started_record(start, record, delta, accountant):
     ``ComposedEvent`` of the chain's per-fit events, ``epsilon`` its accountant's epsilon at
     ``delta`` (inf when a fit of the chain was not private). The fields describing the
     mechanism (noise multiplier, sensitivity, steps, sampling) are this fit's; every fit's own
-    record, oldest first, is in ``details["warm_start_history"]``.
+    record, oldest first, is in ``details["warm_start_history"]``. ``shared_stream``: this fit
+    drew from the random stream of an earlier fit of the chain (:mod:`skdp._streams`), so no
+    composition bounds the chain: its event gains a ``NonPrivateEvent`` (epsilon inf).
     """
     history = start.details.get("warm_start_history", (start,)) + (record,)
-    events = [r.event for r in history]
+    events = [r.event for r in history] + ([NonPrivateEvent()] if shared_stream else [])
     event = ComposedEvent(tuple(events))
     epsilon = composed_epsilon(events, delta, accountant)
     pure = event.pure_epsilon()
@@ -384,6 +387,10 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 else None)
         # the release the fit starts from (None: a cold start); read before it is replaced
         start = self._warm_start_record() if init is not None else None
+        # the streams of the start's chain and of this fit (keyed tags, see skdp._streams)
+        chain_streams = (getattr(self, "_skdp_chain_streams", frozenset()) if start is not None
+                         else frozenset())
+        own_stream = stream_tags(fit.stream, PROCESS_KEY)
         what = optimizer.name or type(optimizer).__name__
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
         # the typical row (public: the released median under data_norm="auto", else the bound),
@@ -441,10 +448,24 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 Xc.close()  # the persisted chunks are not needed after the fit
         # Ledgers are charged with this fit's own event (the start was charged by its own fit);
         # the model's record composes the start's history with it.
-        charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples))
+        charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples),
+               stream=fit.stream)
+        if getattr(self, "_skdp_pipeline_plan", None) is not None:
+            self._skdp_stream_state = fit.stream  # for the pipeline's one charge, which drops it
+        shared_stream = bool(own_stream & chain_streams)
+        self._skdp_chain_streams = chain_streams | own_stream
         if start is not None:
-            record = warm_started_record(start, record, delta, record.accountant)
-        if private and not math.isfinite(record.epsilon):
+            record = warm_started_record(start, record, delta, record.accountant, shared_stream)
+        if shared_stream and private:
+            warnings.warn(
+                f"{source} was warm-started from a model fitted with the same random stream (the "
+                "same integer random_state, or a copy of one RandomState or Generator): the two "
+                "fits' noise is not independent, so no composition bounds the chain and "
+                "epsilon_ = inf. Give each fit of a chain fresh randomness (random_state=None) or "
+                "a seed of its own.",
+                UserWarning, stacklevel=3,
+            )
+        elif private and not math.isfinite(record.epsilon):
             warnings.warn(
                 f"{source} was warm-started from a model that is not private (fitted with "
                 "epsilon=inf, or with coef_ set by hand): the released model is not private "

@@ -38,6 +38,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._dask import dask_max, is_dask
+from .._streams import stream_state
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
 from ..ledger import ledgers_to_charge, precheck
 from ..optimizers import Budget
@@ -228,8 +229,10 @@ class PrivateFit:
         )
         self.source = type(estimator).__name__
         self.accountant = estimator.accountant
-        precheck(self.ledgers, self.epsilon, self.delta, self.source)
         self.rng = make_generator(estimator.random_state, secure=bool(estimator.secure_mode))
+        # the stream the fit draws from (secret: for the ledgers and the warm-start check only)
+        self.stream = stream_state(self.rng)
+        precheck(self.ledgers, self.epsilon, self.delta, self.source, stream=self.stream)
         self.bounds = {}  # name -> {"value", "epsilon"} of each private bound, for the record
 
     def quantile_plan(self, n, q, share, count, n_candidates):

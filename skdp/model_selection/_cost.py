@@ -17,7 +17,7 @@ from sklearn.model_selection import (
     check_cv,
 )
 
-from ..ledger import _suspended, compose
+from ..ledger import LedgerCarrierMixin, _suspended, compose
 from ..linear_model._base import DPLinearModel
 from ..privacy import DEFAULT_ORDERS, compute_epsilon
 
@@ -199,6 +199,35 @@ def _search_splitter(search, y, classifier):
     return cv
 
 
+def _check_fresh_streams(search, candidates):
+    """Refuse a search whose fits of one candidate would draw the same noise.
+
+    ``GridSearchCV`` fits clones of its estimator, and a clone copies an integer
+    ``random_state``, a ``RandomState`` or a ``Generator`` alike: every fold fit and the refit of
+    a candidate would start from the same generator state. Their releases can then cancel the
+    noise (see :mod:`skdp._streams`), so no composition of their events bounds the search.
+    """
+    for params in candidates:
+        est = clone(search.estimator).set_params(**params)
+        spenders = [("the estimator", est)] + [
+            (name, obj) for name, obj in est.get_params(deep=True).items()
+            if isinstance(obj, LedgerCarrierMixin)
+        ]
+        for name, obj in spenders:
+            seed = obj.get_params(deep=False).get("random_state")
+            if seed is not None:
+                raise ValueError(
+                    "a search's cost (tuning_cost, PrivacyLedger.fit_search) needs every fit "
+                    f"of the search to draw fresh noise, but "
+                    f"{type(obj).__name__} ({name}) has random_state={seed!r}: GridSearchCV's "
+                    "clones copy it, so every fold fit and the refit of a candidate draw the "
+                    "same noise, their releases can cancel it, and no composition bounds the "
+                    "search. Set random_state=None (each fit then draws from the operating "
+                    "system), or use PrivateSearchCV, which seeds every run from its own "
+                    "random_state"
+                )
+
+
 def _search_candidates(search):
     """The parameter settings an unfitted GridSearchCV / RandomizedSearchCV will fit."""
     from sklearn.model_selection import ParameterGrid, ParameterSampler
@@ -244,8 +273,10 @@ def plan_search_fits(search, X, y=None, groups=None):
     sizes = [len(train) for train, _ in cv.split(X_arr, y, groups)]
     n_features = X_arr.shape[1]
     classes = np.unique(y) if classifier else None
+    candidates = _search_candidates(search)
+    _check_fresh_streams(search, candidates)
     records, cache = [], {}
-    for k, params in enumerate(_search_candidates(search)):
+    for k, params in enumerate(candidates):
         est = clone(base).set_params(**params)
         for size in sizes:
             if (k, size) not in cache:
@@ -313,7 +344,10 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     Raises
     ------
     ValueError
-        When the search's splitter depends on the data (labels, groups) or cannot be checked.
+        When the search's splitter depends on the data (labels, groups) or cannot be checked,
+        or when its estimator (or a private step of it) has a ``random_state``: the search's
+        clones copy it, so the fits of a candidate would draw the same noise, and no
+        composition bounds releases that share their noise.
 
     Notes
     -----
@@ -329,6 +363,7 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     base = search.estimator
     classifier = is_classifier(base)
     cv = _search_splitter(search, y, classifier)
+    _check_fresh_streams(search, params)
 
     n = None if X is None else len(y) if y is not None else X.shape[0]
     targets, deltas = [], []

@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from .._streams import stream_state
 from .._validation import (
     OPEN_UNIT, POSITIVE, POSITIVE_OR_INF, RANDOM_STATE, check_delta, make_generator,
 )
@@ -328,11 +329,11 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         )
         # Charged before any private record is read: the event is exact and known now, and a
         # refusal (another process may have spent since the pre-check) leaves no model behind.
+        rng = make_generator(self.random_state)
         charge(ledgers, record, type(self).__name__, epsilon, delta, n_samples=n,
-               before_fit=True)
+               before_fit=True, stream=stream_state(rng))
 
         # -- the runs (nothing below is released except the selected run) -----------------------
-        rng = make_generator(self.random_state)
         # The split is drawn from the search's own generator, never from the labels: a record
         # changes the training part or the validation part, never which part the others are in.
         perm = rng.permutation(n)

@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from .._streams import stream_state
 from .._validation import check_delta, check_epsilon, make_generator
 from ..ledger import LedgerCarrierMixin, charge, ledgers_to_charge, precheck
 from ..privacy import NonPrivateEvent, PrivacyRecord, compute_epsilon
@@ -61,7 +62,9 @@ class PrivateStepMixin(LedgerCarrierMixin):
             # distinct from the final estimator's (which uses its random_state as it is)
             state = np.random.SeedSequence([int(seed), int(plan.stream)]).generate_state(1, np.uint64)
             seed = int(state[0])
-        return make_generator(seed, secure=bool(getattr(self, "secure_mode", False)))
+        rng = make_generator(seed, secure=bool(getattr(self, "secure_mode", False)))
+        self._skdp_stream_state = stream_state(rng)  # charged by _finish, or by the pipeline
+        return rng
 
     def _finish(self, event, delta, ledgers, n_samples, mechanism="exponential"):
         """Store ``dp_event_``, ``epsilon_``, ``delta_``, ``privacy_record_``; charge ledgers."""
@@ -79,7 +82,8 @@ class PrivateStepMixin(LedgerCarrierMixin):
         plan = getattr(self, "_skdp_budget", None)
         if plan is None:
             target = check_epsilon(self.epsilon)
-            charge(ledgers, record, type(self).__name__, target, delta, n_samples=int(n_samples))
+            charge(ledgers, record, type(self).__name__, target, delta, n_samples=int(n_samples),
+                   stream=self.__dict__.pop("_skdp_stream_state", None))
         self.dp_event_ = event
         self.epsilon_ = epsilon
         self.delta_ = spent_delta

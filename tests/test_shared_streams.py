@@ -1,0 +1,290 @@
+"""Releases that share a random stream are never composed (session 20).
+
+Composition assumes fresh randomness in every fit. Two fits that start from one generator state
+(the same integer ``random_state`` twice, or copies of one ``RandomState`` or ``Generator``, as
+``GridSearchCV``'s clones are) draw the same noise, and their releases can cancel it: two fits of
+one seed on the same data at epsilon 0.5 and 1 combine into the noiseless model. Before this
+change a ledger charged with both reported their composition (1.14 at delta 1e-5), and the
+end-to-end audit below measured a lower bound of 2.75 against it. Now:
+
+* a ledger charged twice from one stream reports an infinite total (with a warning), and a ledger
+  with a ceiling refuses the second fit before it runs;
+* a warm-start chain whose fits share a stream has ``epsilon_ = inf`` (with a warning);
+* :func:`skdp.tuning_cost` (and ``PrivacyLedger.fit_search``) refuse a search whose estimator
+  has a ``random_state``: every fold fit and the refit of a candidate would share it.
+"""
+
+import copy
+import math
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import Normalizer
+
+from skdp import (
+    DPGDWS,
+    BudgetExceededError,
+    DPLogisticRegression,
+    DPRidge,
+    PrivacyLedger,
+    compose,
+    compute_epsilon,
+    tuning_cost,
+)
+from skdp._streams import stream_state, stream_tags
+from skdp._validation import make_generator
+from skdp.audit import audit_estimator, make_canary, memoized_accounting
+from skdp.pipeline import make_private_pipeline
+from skdp.preprocessing import PrivateRobustScaler
+
+from ._helpers import unit_row_classification
+
+DELTA = 1e-5
+SHARED = "same random stream"
+
+
+@pytest.fixture(scope="module")
+def data():
+    return unit_row_classification(300, 4)
+
+
+def _est(**kw):
+    return DPLogisticRegression(**{"epsilon": 0.5, "delta": DELTA, "data_norm": 1.0,
+                                   "classes": [0, 1], "optimizer": "dp_gdws", **kw})
+
+
+# -- the stream of a generator ---------------------------------------------------------------
+def test_stream_state_tells_which_generators_draw_the_same_numbers():
+    state = lambda seed: stream_state(make_generator(seed))  # noqa: E731
+    assert state(0) == state(0) and state(0) != state(1)
+    gen = np.random.default_rng(3)
+    assert stream_state(make_generator(copy.deepcopy(gen))) == stream_state(make_generator(gen))
+    gen.normal()  # a generator that has drawn is at another state
+    assert stream_state(gen) != stream_state(np.random.default_rng(3))
+    rs = np.random.RandomState(5)  # each use draws a new seed from it; its copies repeat it
+    twin = copy.deepcopy(rs)
+    first = state(rs)
+    assert state(rs) != first and state(twin) == first
+    assert state(None) != state(None)  # fresh entropy every time
+    # the stored tags are keyed: another key, other tags; the raw state never appears in them
+    s = state(0)
+    a, b = stream_tags(s, b"k" * 32), stream_tags(s, b"l" * 32)
+    assert a and b and not a & b and s.hex()[:32] not in a
+
+
+def test_secure_generators_of_one_seed_share_a_stream():
+    pytest.importorskip("randomgen")
+    state = lambda seed: stream_state(make_generator(seed, secure=True))  # noqa: E731
+    assert state(0) == state(0) and state(0) != state(1)
+    assert state(0) != stream_state(make_generator(0))  # ChaCha20, not PCG64
+
+
+# -- ledgers -------------------------------------------------------------------------------------
+def test_a_ledger_with_a_ceiling_refuses_a_second_fit_of_one_seed(data):
+    X, y = data
+    ledger = PrivacyLedger(epsilon=100.0, delta=DELTA)
+    _est(random_state=0, ledger=ledger).fit(X, y)
+    second = _est(random_state=0, ledger=ledger, epsilon=1.0)
+    with pytest.raises(BudgetExceededError, match="refused before fitting.*" + SHARED):
+        second.fit(X[:150], y[:150])  # other data, other epsilon: the attack's two releases
+    assert not hasattr(second, "coef_") and len(ledger) == 1
+    _est(random_state=1, ledger=ledger, epsilon=1.0).fit(X[:150], y[:150])  # its own seed: fine
+    assert len(ledger) == 2 and math.isfinite(ledger.spent())
+
+
+def test_a_ledger_without_ceiling_reports_infinity_for_one_seed_twice(data):
+    X, y = data
+    with PrivacyLedger(delta=DELTA) as ledger:
+        _est(random_state=0).fit(X, y)
+        _est(random_state=1).fit(X, y)
+        assert ledger.spent() == pytest.approx(compute_epsilon(compose(ledger.events), DELTA))
+        with pytest.warns(UserWarning, match="was charged to.*" + SHARED):
+            _est(random_state=0, epsilon=1.0).fit(X, y)
+    assert len(ledger) == 3 and ledger.spent() == math.inf
+
+
+@pytest.mark.parametrize("seed", [np.random.default_rng(7), np.random.RandomState(7)],
+                         ids=["Generator", "RandomState"])
+def test_clones_of_one_generator_share_a_stream(data, seed):
+    """GridSearchCV fits clones: a clone deep-copies a Generator or RandomState, so the clones
+    draw the same noise. One object reused by two fits draws on (no clone): not shared."""
+    X, y = data
+    est = _est(random_state=seed)
+    with PrivacyLedger(delta=DELTA) as ledger, pytest.warns(UserWarning, match=SHARED):
+        clone(est).fit(X, y)
+        clone(est).fit(X, y)
+    assert ledger.spent() == math.inf
+    with PrivacyLedger(delta=DELTA) as ledger, warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        est.fit(X, y)
+        est.fit(X, y)
+    assert math.isfinite(ledger.spent())
+
+
+def test_fits_in_worker_processes_are_compared_with_the_ledgers_key(data):
+    """A GridSearchCV with a fixed seed in two worker processes: each worker tags its fits with
+    the key its pickled copy of the ledger carries, so the parent sees the shared streams."""
+    X, y = data
+    cv = KFold(2, shuffle=True, random_state=0)
+    with PrivacyLedger(delta=DELTA) as ledger:
+        GridSearchCV(_est(random_state=0), {"C": [1.0]}, cv=cv, n_jobs=2).fit(X, y)
+    assert len(ledger) == 3 and ledger.spent() == math.inf
+    assert all(len(e.streams) == 1 for e in ledger.entries)
+    with PrivacyLedger(delta=DELTA) as fresh:
+        GridSearchCV(_est(), {"C": [1.0]}, cv=cv, n_jobs=2).fit(X, y)
+    assert len(fresh) == 3 and math.isfinite(fresh.spent())
+    assert pickle.loads(pickle.dumps(fresh)) is fresh  # the key travels with its copies
+
+
+def _raw(n=4000):
+    """Unscaled rows, enough of them for the scaler's private quantiles."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(n, 3))
+    return X * np.array([1.0, 10.0, 100.0]), (X[:, 0] > 0).astype(int)
+
+
+def test_a_private_pipeline_charges_its_steps_streams():
+    raw, y = _raw()
+
+    def pipe(seed):
+        return make_private_pipeline(PrivateRobustScaler(random_state=seed),
+                                     _est(random_state=seed), epsilon=1.0, delta=DELTA)
+
+    with PrivacyLedger(delta=DELTA) as ledger, warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)  # one fit: its steps' streams are distinct
+        pipe(0).fit(raw, y)
+        pipe(1).fit(raw, y)
+    assert len(ledger.entries[0].streams) == 2 and math.isfinite(ledger.spent())
+    with pytest.warns(UserWarning, match=SHARED):
+        with PrivacyLedger(delta=DELTA) as again:
+            fitted = pipe(0).fit(raw, y)
+            pipe(0).fit(raw[:3000], y[:3000])
+    assert again.spent() == math.inf
+    assert not any(hasattr(step, "_skdp_stream_state") for step in fitted)  # never kept
+
+
+def test_a_standalone_step_and_an_estimator_of_one_seed_share_it():
+    X, y = _raw()
+    with PrivacyLedger(delta=DELTA) as ledger, pytest.warns(UserWarning, match=SHARED):
+        scaler = PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=0).fit(X)
+        _est(random_state=0, data_norm="auto").fit(scaler.transform(X), y)
+    assert ledger.spent() == math.inf
+    assert not hasattr(scaler, "_skdp_stream_state")
+
+
+# -- warm starts ---------------------------------------------------------------------------------
+def test_a_warm_start_chain_of_one_seed_is_not_private(data):
+    X, y = data
+    est = _est(random_state=0, warm_start=True).fit(X, y)
+    with pytest.warns(UserWarning, match="warm-started from a model fitted with the same random"):
+        est.set_params(epsilon=1.0).fit(X, y)
+    assert est.epsilon_ == math.inf and compute_epsilon(est.dp_event_, DELTA) == math.inf
+    # fresh seeds compose; a seed of an earlier fit of the chain, not only the last, is caught
+    est = _est(random_state=0, warm_start=True).fit(X, y)
+    est.set_params(random_state=1).fit(X, y)
+    assert math.isfinite(est.epsilon_)
+    with pytest.warns(UserWarning, match="same random stream"):
+        est.set_params(random_state=0).fit(X, y)
+    assert est.epsilon_ == math.inf
+    # a cold start begins a new chain
+    est.set_params(warm_start=False).fit(X, y)
+    assert math.isfinite(est.epsilon_)
+
+
+# -- searches ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("make", [
+    lambda: _est(random_state=0),
+    lambda: make_pipeline(Normalizer(), _est(random_state=np.random.RandomState(0))),
+], ids=["estimator", "pipeline"])
+def test_tuning_cost_refuses_a_search_whose_fits_share_a_seed(data, make):
+    X, y = data
+    search = GridSearchCV(make(), {}, cv=KFold(2, shuffle=True, random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    with pytest.raises(ValueError, match="draw fresh noise.*random_state="):
+        tuning_cost(search, X, y)
+    with pytest.raises(ValueError, match="draw fresh noise"):
+        PrivacyLedger(delta=DELTA).fit_search(clone(search), X, y)
+
+
+def test_tuning_cost_accepts_a_grid_of_distinct_seeds_only_without_a_seed(data):
+    """A grid over random_state still gives each candidate's folds and refit one seed."""
+    X, y = data
+    search = GridSearchCV(_est(), {"random_state": [1, 2]}, cv=KFold(2, shuffle=True,
+                                                                      random_state=0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        search.fit(X, y)
+    with pytest.raises(ValueError, match="random_state=1"):
+        tuning_cost(search, X, y)
+    ok = GridSearchCV(_est(), {"C": [1.0]}, cv=KFold(2, shuffle=True, random_state=0)).fit(X, y)
+    assert math.isfinite(tuning_cost(ok, X, y).epsilon)
+
+
+# -- the end-to-end audit ------------------------------------------------------------------------
+class _TwoFits:
+    """Fits at epsilon 0.5 and 1 on the same data (a GridSearchCV over epsilon's two fits of
+    one fold), with one seed or two; ``epsilon_`` is the ledger's total for the two releases."""
+
+    def __init__(self, seed, shared):
+        self.seed, self.shared = seed, shared
+
+    def fit(self, X, y):
+        kw = dict(delta=DELTA, optimizer=DPGDWS(step=0.5, max_iter=10), fit_intercept=False,
+                  derivative_clip=1000.0, y_bounds=(-100.0, 100.0), data_norm=1.0)
+        second = self.seed if self.shared else (self.seed + 1_000_003) % 2**32
+        with PrivacyLedger(delta=DELTA) as ledger, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            self.a = DPRidge(epsilon=0.5, random_state=self.seed, **kw).fit(X, y)
+            self.b = DPRidge(epsilon=1.0, random_state=second, **kw).fit(X, y)
+        self.epsilon_, self.delta_ = ledger.spent(), DELTA
+        return self
+
+
+def _noiseless_combination(x):
+    """With one seed, the combination of the two models that cancels their common noise (the
+    squared loss, unclipped, fixed steps: each model is the noiseless one plus sigma N)."""
+    def statistic(m):
+        sa, sb = m.a.noise_multiplier_, m.b.noise_multiplier_
+        pa, pb = m.a.predict(x[None])[0], m.b.predict(x[None])[0]
+        return float((sb * pa - sa * pb) / (sb - sa))
+    return statistic
+
+
+def _canary():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = np.clip(X[:, 0] + 0.1 * rng.normal(size=30), -1, 1)
+    return make_canary(X, y, task="regression", y_bounds=(-100.0, 100.0))
+
+
+def _two_fit_audit(shared):
+    c = _canary()
+    with memoized_accounting():
+        return audit_estimator(lambda seed: _TwoFits(seed, shared), c.X, c.y, c.index,
+                               n_fits=150, statistic=_noiseless_combination(c.x),
+                               random_state=1)
+
+
+def test_audit_two_fits_of_one_seed():
+    """The composition the ledger reported before (1.14) is refuted: the combination is a
+    deterministic function of the data (lower bound 2.75 from 150 + 150 fits); the claim is now
+    inf."""
+    res = _two_fit_audit(shared=True)
+    assert res.claimed_epsilon == math.inf and not res.violated
+    c = _canary()
+    composed = _TwoFits(11, shared=False).fit(c.X, c.y).epsilon_  # the two events' composition
+    assert math.isfinite(composed) and res.epsilon_lower_bound > composed, res.summary()
+
+
+def test_audit_two_fits_of_two_seeds():
+    """With a seed each, the same releases stay within their composition."""
+    res = _two_fit_audit(shared=False)
+    assert math.isfinite(res.claimed_epsilon) and not res.violated, res.summary()
