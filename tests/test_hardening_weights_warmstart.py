@@ -443,6 +443,22 @@ def test_audit_chain_of_private_warm_starts(name):
 
 
 @pytest.mark.slow
+def test_audit_tail_average_with_weights_and_warm_starts():
+    """dp_gdws's tail average (``average=0.5``, post-processing of its iterates) on the weighted
+    path (M = 10) and in a warm-start chain: the claims hold, and the chain's last fit alone
+    is refuted."""
+    weighted = _weighted_audit(DPGDWS(average=0.5), 10.0, True, random_state=5)
+    assert weighted.claimed_epsilon <= 1.0 + 1e-9
+    assert not weighted.violated, weighted.summary()
+    chain = _warm_audit(DPGDWS(average=0.5, smoothing=0.1),
+                        {"epsilon": 32.0},
+                        {"epsilon": 0.25, "optimizer": DPGDWS(average=0.5, max_iter=1)})
+    assert not chain.violated, chain.summary()
+    assert chain.claimed_epsilon > 32.0
+    assert chain.epsilon_lower_bound > 0.25, chain.summary()
+
+
+@pytest.mark.slow
 def test_audit_chain_of_private_warm_starts_with_a_private_row_bound():
     """The chain of :func:`test_audit_chain_of_private_warm_starts` with ``data_norm="auto"``:
     each fit releases its own row bound, and the claim composes both fits, bounds included."""

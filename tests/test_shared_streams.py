@@ -148,6 +148,25 @@ def _raw(n=4000):
     return X * np.array([1.0, 10.0, 100.0]), (X[:, 0] > 0).astype(int)
 
 
+def _fit_coef(args):
+    est, X, y = args
+    return est.fit(X, y).coef_
+
+
+def test_unseeded_fits_in_forked_workers_draw_distinct_streams(data):
+    """random_state=None in forked worker processes: each fit draws fresh entropy (no generator
+    state inherited through the fork), so the charges' streams and the models all differ."""
+    import multiprocessing
+
+    X, y = data
+    with PrivacyLedger(delta=DELTA) as ledger:
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            coefs = pool.map(_fit_coef, [(_est(), X, y)] * 4)
+    assert len(ledger) == 4 and math.isfinite(ledger.spent())
+    assert len(set().union(*(e.streams for e in ledger.entries))) == 4
+    assert len({c.tobytes() for c in coefs}) == 4
+
+
 def test_a_private_pipeline_charges_its_steps_streams():
     raw, y = _raw()
 
