@@ -9,17 +9,39 @@ claims. So no composition bounds them, and they must not be composed.
 
 A fit's stream is a digest of its generator's state when the fit starts (:func:`stream_state`:
 secret, as the seed; held only while the fit runs). What is stored is a keyed digest of it
-(:func:`stream_tag`): with the key of the ledger it is charged to (which travels with the ledger
-to worker processes), or the process's own key for the warm-start check. A stored tag does not
-let anyone test guesses of the seed.
+(:func:`stream_tags`): with the key of the ledger it is charged to (which travels with the ledger
+to worker processes), or with the process's key (:data:`PROCESS_KEY`, shared with the
+processes it starts) on the fitted object itself (:data:`ATTRIBUTE`, for warm starts and
+:func:`skdp.compose`). Without the key, a stored tag does not let anyone test guesses of the
+seed (a pickled model carries its tags, never the key).
 """
 
 import hashlib
 import hmac
 import os
 
-#: The key of the tags a fitted model keeps for the warm-start check (this process only).
-PROCESS_KEY = os.urandom(32)
+#: The environment variable that hands the key of :data:`PROCESS_KEY` to child processes
+#: (joblib's workers, a LocalCluster's), so that the tags of objects fitted there compare.
+KEY_VARIABLE = "SKDP_STREAM_TAG_KEY"
+
+
+def _process_key():
+    try:
+        key = bytes.fromhex(os.environ[KEY_VARIABLE])
+    except (KeyError, ValueError):
+        key = b""
+    if len(key) != 32:
+        key = os.urandom(32)
+        os.environ[KEY_VARIABLE] = key.hex()
+    return key
+
+
+#: The key of the tags a fitted object keeps (this process and the processes it starts).
+PROCESS_KEY = _process_key()
+
+#: The fitted object's attribute: the tags (this process's key) of every stream its release
+#: drew from, a warm-start chain's earlier fits included.
+ATTRIBUTE = "_skdp_streams"
 
 
 def stream_state(rng):
@@ -37,3 +59,16 @@ def stream_tags(streams, key):
         streams = (streams,)
     return frozenset(hmac.new(key, s, "sha256").hexdigest()[:32] for s in streams
                      if s is not None)
+
+
+def remember_streams(obj, streams, earlier=frozenset()):
+    """Keep on ``obj`` the tags of ``streams`` (raw states), with ``earlier`` tags; returns the
+    tags of ``streams``."""
+    tags = stream_tags(streams, PROCESS_KEY)
+    setattr(obj, ATTRIBUTE, frozenset(earlier) | tags)
+    return tags
+
+
+def released_streams(obj):
+    """The tags :func:`remember_streams` kept on ``obj`` (empty when none)."""
+    return getattr(obj, ATTRIBUTE, frozenset())

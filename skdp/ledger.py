@@ -71,7 +71,7 @@ import numpy as np
 
 from .privacy import ACCOUNTANTS, ComposedEvent, DPEvent, NonPrivateEvent, PrivacyRecord
 from .privacy import SelfComposedEvent, compute_epsilon
-from ._streams import stream_tags
+from ._streams import released_streams, stream_tags
 
 try:  # POSIX advisory lock; released by the OS if a worker dies holding it
     import fcntl
@@ -272,10 +272,45 @@ def compose(items):
     Returns
     -------
     ComposedEvent
-        Charge it with ``skdp.compute_epsilon(event, delta)``.
+        Charge it with ``skdp.compute_epsilon(event, delta)``. When two items drew their noise
+        from one random stream (fits of one integer ``random_state``: the estimators of
+        ``cross_validate`` with a fixed seed), no composition bounds them: the event then
+        includes a ``NonPrivateEvent`` (epsilon inf) and a warning says why.
     """
+    items = list(items)
     events = [e for item in items for e in _as_events(item)]
+    if _items_share_a_stream(items):
+        warnings.warn(
+            "compose: two of the items drew their noise from the same random stream (the same "
+            "integer random_state, or copies of one RandomState or Generator, as the estimators "
+            "of cross_validate are): their noise is not independent, so no composition bounds "
+            "them, and the composed event is not private (epsilon inf). Fit with "
+            "random_state=None, or a seed of its own for each fit.",
+            UserWarning, stacklevel=2,
+        )
+        events.append(NonPrivateEvent())
     return ComposedEvent(_group(events))
+
+
+def _items_share_a_stream(items):
+    """Whether two of :func:`compose`'s items drew from one random stream: the fitted objects'
+    tags (this process's key, :func:`~skdp._streams.released_streams`), the entries' (their
+    ledger's key); a ledger whose own entries share one counts as shared."""
+    seen = set()
+
+    def visit(item):
+        if isinstance(item, (list, tuple)):
+            return any(visit(sub) for sub in item)
+        if isinstance(item, PrivacyLedger):
+            entries = item.entries
+            return shares_a_stream(entries) or any(visit(e) for e in entries)
+        tags = item.streams if isinstance(item, LedgerEntry) else released_streams(item)
+        if seen & tags:
+            return True
+        seen.update(tags)
+        return False
+
+    return any(visit(item) for item in items)
 
 
 class _Memo(DPEvent):

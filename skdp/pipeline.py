@@ -32,6 +32,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import _num_samples
 
 from ._dask import is_dask
+from ._streams import remember_streams
 from ._validation import OPEN_UNIT, POSITIVE_OR_INF, check_delta, check_epsilon
 from .ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge
 from .ledger import ledgers_to_charge, precheck
@@ -441,6 +442,7 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
                 noise_multiplier=0.0, sensitivity=math.inf, n_steps=0, sampling="full batch",
             )
         charge(ledgers, record, source, epsilon, delta, n_samples=int(n), stream=tuple(streams))
+        remember_streams(self, tuple(streams))
         self.privacy_record_ = record
         self.dp_event_ = record.event
         self.epsilon_ = record.epsilon

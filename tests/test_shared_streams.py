@@ -196,6 +196,57 @@ def test_a_standalone_step_and_an_estimator_of_one_seed_share_it():
     assert not hasattr(scaler, "_skdp_stream_state")
 
 
+# -- compose -------------------------------------------------------------------------------------
+def test_compose_of_cross_validated_estimators_of_one_seed_is_not_private(data):
+    from sklearn.model_selection import cross_validate
+
+    X, y = data
+    cv = KFold(3, shuffle=True, random_state=0)
+    fixed = cross_validate(_est(random_state=0), X, y, cv=cv, return_estimator=True)
+    with pytest.warns(UserWarning, match="compose: two of the items drew"):
+        event = compose(fixed["estimator"])
+    assert compute_epsilon(event, DELTA) == math.inf
+    # fitted in worker processes (started from this one: they share its tag key)
+    workers = cross_validate(_est(random_state=0), X, y, cv=cv, return_estimator=True, n_jobs=2)
+    with pytest.warns(UserWarning, match="compose: two of the items drew"):
+        assert compute_epsilon(compose(workers["estimator"]), DELTA) == math.inf
+    fresh = cross_validate(_est(), X, y, cv=cv, return_estimator=True, n_jobs=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UserWarning)
+        assert math.isfinite(compute_epsilon(compose(fresh["estimator"]), DELTA))
+    # the entries of one ledger, and a ledger whose entries share a stream, count as well
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with PrivacyLedger(delta=DELTA) as ledger:
+            _est(random_state=0).fit(X, y)
+            _est(random_state=0).fit(X[:100], y[:100])
+    for items in (ledger.entries, [ledger]):
+        with pytest.warns(UserWarning, match="same random stream"):
+            assert compute_epsilon(compose(items), DELTA) == math.inf
+
+
+def test_every_fitted_spender_keeps_the_tags_of_its_streams():
+    """Estimators, standalone steps, pipelines and private searches keep their streams' tags
+    (this process's key), never the raw state; one seed gives one tag."""
+    from skdp.model_selection import PrivateSearchCV
+    from skdp._streams import released_streams
+
+    raw, y = _raw()
+    fitted = [
+        _est(random_state=0, data_norm="auto").fit(raw, y),
+        PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=0).fit(raw),
+        make_private_pipeline(PrivateRobustScaler(random_state=0), _est(random_state=0),
+                              epsilon=1.0, delta=DELTA).fit(raw, y),
+        PrivateSearchCV(_est(data_norm="auto"), {"C": [1.0]}, n_iter=1, delta=DELTA,
+                        random_state=0).fit(raw, y),
+    ]
+    tags = [released_streams(f) for f in fitted]
+    assert [len(t) for t in tags] == [1, 1, 2, 1]
+    assert tags[0] == tags[1] == tags[3]  # one seed, one generator state, one tag
+    assert tags[0] < tags[2]  # the pipeline's final estimator uses its seed as it is
+    assert not any(hasattr(f, "_skdp_stream_state") for f in fitted)
+
+
 # -- warm starts ---------------------------------------------------------------------------------
 def test_a_warm_start_chain_of_one_seed_is_not_private(data):
     X, y = data

@@ -17,7 +17,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._compile_notice import compile_notice
 from .._dask import DaskDesign, as_dask_inputs, as_dask_vector, is_dask
-from .._streams import PROCESS_KEY, stream_tags
+from .._streams import released_streams, remember_streams
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
     check_delta, check_epsilon, check_positive,
@@ -388,9 +388,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         # the release the fit starts from (None: a cold start); read before it is replaced
         start = self._warm_start_record() if init is not None else None
         # the streams of the start's chain and of this fit (keyed tags, see skdp._streams)
-        chain_streams = (getattr(self, "_skdp_chain_streams", frozenset()) if start is not None
-                         else frozenset())
-        own_stream = stream_tags(fit.stream, PROCESS_KEY)
+        chain_streams = released_streams(self) if start is not None else frozenset()
         what = optimizer.name or type(optimizer).__name__
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
         # the typical row (public: the released median under data_norm="auto", else the bound),
@@ -452,8 +450,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                stream=fit.stream)
         if getattr(self, "_skdp_pipeline_plan", None) is not None:
             self._skdp_stream_state = fit.stream  # for the pipeline's one charge, which drops it
-        shared_stream = bool(own_stream & chain_streams)
-        self._skdp_chain_streams = chain_streams | own_stream
+        shared_stream = bool(remember_streams(self, fit.stream, chain_streams) & chain_streams)
         if start is not None:
             record = warm_started_record(start, record, delta, record.accountant, shared_stream)
         if shared_stream and private:

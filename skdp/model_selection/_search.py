@@ -12,7 +12,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
-from .._streams import stream_state
+from .._streams import remember_streams, stream_state
 from .._validation import (
     OPEN_UNIT, POSITIVE, POSITIVE_OR_INF, RANDOM_STATE, check_delta, make_generator,
 )
@@ -330,8 +330,10 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         # Charged before any private record is read: the event is exact and known now, and a
         # refusal (another process may have spent since the pre-check) leaves no model behind.
         rng = make_generator(self.random_state)
+        stream = stream_state(rng)
         charge(ledgers, record, type(self).__name__, epsilon, delta, n_samples=n,
-               before_fit=True, stream=stream_state(rng))
+               before_fit=True, stream=stream)
+        remember_streams(self, stream)
 
         # -- the runs (nothing below is released except the selected run) -----------------------
         # The split is drawn from the search's own generator, never from the labels: a record

@@ -11,7 +11,7 @@ import numbers
 
 import numpy as np
 
-from .._streams import stream_state
+from .._streams import remember_streams, stream_state
 from .._validation import check_delta, check_epsilon, make_generator
 from ..ledger import LedgerCarrierMixin, charge, ledgers_to_charge, precheck
 from ..privacy import NonPrivateEvent, PrivacyRecord, compute_epsilon
@@ -80,10 +80,11 @@ class PrivateStepMixin(LedgerCarrierMixin):
             n_steps=0, sampling="full batch",
         )
         plan = getattr(self, "_skdp_budget", None)
-        if plan is None:
+        remember_streams(self, vars(self).get("_skdp_stream_state"))
+        if plan is None:  # standalone (in a pipeline, its one charge takes the raw stream)
             target = check_epsilon(self.epsilon)
             charge(ledgers, record, type(self).__name__, target, delta, n_samples=int(n_samples),
-                   stream=self.__dict__.pop("_skdp_stream_state", None))
+                   stream=vars(self).pop("_skdp_stream_state", None))
         self.dp_event_ = event
         self.epsilon_ = epsilon
         self.delta_ = spent_delta
