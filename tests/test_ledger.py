@@ -123,12 +123,14 @@ def test_ceiling_stops_the_search_before_the_kernel(data):
     assert 0 < len(ledger) < 36
     assert ledger.spent() <= ceiling
 
-    # Default error_score: refused folds score nan, and the refit is refused at the end.
+    # Default error_score: refused folds score nan, and the refit is refused at the end. One
+    # epsilon for every candidate: once a fit is refused, so is every later fit and the refit,
+    # whichever candidate the (fresh, hence random) scores pick.
     with PrivacyLedger(epsilon=ceiling, delta=1e-5) as ledger:
         with pytest.raises(BudgetExceededError), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            GridSearchCV(_est(), GRID, cv=3).fit(X, y)
-    assert ledger.spent() <= ceiling
+            GridSearchCV(_est(epsilon=1.0), {"C": GRID["C"]}, cv=3).fit(X, y)
+    assert 0 < len(ledger) < 12 and ledger.spent() <= ceiling
 
     # The refusal happens before the optimizer runs, and leaves the estimator unfitted.
     ledger = PrivacyLedger(epsilon=1.2, delta=1e-5)
