@@ -11,7 +11,8 @@ end-to-end audit below measured a lower bound of 2.75 against it. Now:
   with a ceiling refuses the second fit before it runs;
 * a warm-start chain whose fits share a stream has ``epsilon_ = inf`` (with a warning);
 * :func:`skdp.tuning_cost` (and ``PrivacyLedger.fit_search``) refuse a search whose estimator
-  has a ``random_state``: every fold fit and the refit of a candidate would share it.
+  has a ``random_state``: every fold fit and the refit of a candidate would share it;
+* :func:`skdp.compose` of releases that share a stream is a non-private event (with a warning).
 """
 
 import copy

@@ -327,10 +327,10 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
             details={"mean_runs": float(self.n_iter), "shape": float(self.shape),
                      "n_candidates": len(candidates), "refit": bool(self.refit)},
         )
+        rng = make_generator(self.random_state)
+        stream = stream_state(rng)  # the search's stream (skdp._streams), before any draw
         # Charged before any private record is read: the event is exact and known now, and a
         # refusal (another process may have spent since the pre-check) leaves no model behind.
-        rng = make_generator(self.random_state)
-        stream = stream_state(rng)
         charge(ledgers, record, type(self).__name__, epsilon, delta, n_samples=n,
                before_fit=True, stream=stream)
         remember_streams(self, stream)
