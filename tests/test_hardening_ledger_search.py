@@ -81,15 +81,17 @@ def test_every_fit_is_charged_and_the_ceiling_holds_in_worker_pools(kind):
     capped = PrivacyLedger(epsilon=ceiling, delta=1e-5, name="capped")
     uncapped = PrivacyLedger(delta=1e-5, name="uncapped")
     with PrivacyLedger(delta=1e-5, name="context") as context:
+        # a seed per fit: the context is charged with every fit, and one seed twice would make
+        # its total infinite (the fits would share their noise)
         events = _run(kind, [_est(random_state=s, ledger=capped) for s in range(N_FITS)]
-                      + [_est(random_state=s, ledger=uncapped) for s in range(N_FITS)])
+                      + [_est(random_state=N_FITS + s, ledger=uncapped) for s in range(N_FITS)])
     released = [e for e in events[:N_FITS] if e is not None]
     assert all(e is not None for e in events[N_FITS:])  # nothing refuses the uncapped fits
 
     # every fit charged: each released fit once to its explicit ledger and to the context
     assert len(uncapped) == N_FITS and all(e == one for e in uncapped.events)
     assert len(capped) == len(released) and all(e == one for e in capped.events)
-    assert len(context) == N_FITS + len(released)
+    assert len(context) == N_FITS + len(released) and math.isfinite(context.spent())
     # the ceiling never passed, and spent() is the true composition of what was released
     assert 1 <= len(released) <= ROOM
     assert math.isclose(capped.spent(), compute_epsilon(compose(released), 1e-5), rel_tol=1e-9)
