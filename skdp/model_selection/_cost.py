@@ -4,9 +4,11 @@ import copy
 from dataclasses import dataclass, field
 import math
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import clone, is_classifier
+from sklearn.utils import _safe_indexing
 from sklearn.model_selection import (
     KFold,
     LeaveOneOut,
@@ -94,6 +96,105 @@ def plan_event(estimator, n_samples, n_features, classes=None):
     return final_estimator(est)[0].privacy_record_
 
 
+def _charging_parts(estimator, fitted=False):
+    """The objects one fit of ``estimator`` charges, in order.
+
+    A :class:`~skdp.pipeline.PrivatePipeline` charges once for all its steps. In a plain
+    ``Pipeline`` (or ``ColumnTransformer``, ``FeatureUnion``) every private step charges its own
+    budget, and so does the final skdp estimator.
+    """
+    from ..pipeline import PrivatePipeline, _children
+    from ..preprocessing._step import PrivateStepMixin
+
+    if isinstance(estimator, (PrivatePipeline, DPLinearModel, PrivateStepMixin)):
+        return [estimator]
+    children = _children(estimator, fitted)
+    if children is None:
+        return []
+    return [part for _, child in children if not isinstance(child, str)
+            for part in _charging_parts(child, fitted)]
+
+
+def _check_pipeline_steps(estimator):
+    """Refuse a plain Pipeline whose non-final steps learn non-private state from the data.
+
+    Such a step (a ``StandardScaler``, an encoder with ``categories="auto"``) makes every row
+    the final estimator sees a function of all the records, so one record changes all of them:
+    no composition of the private steps' events bounds the fit. A
+    :class:`~skdp.pipeline.PrivatePipeline` refuses them itself when it is fitted.
+    """
+    from ..pipeline import NonPrivateStepError, PrivatePipeline, check_private_steps
+
+    if not hasattr(estimator, "steps") or isinstance(estimator, PrivatePipeline):
+        return
+    try:
+        check_private_steps(estimator)
+    except NonPrivateStepError as exc:
+        raise ValueError(
+            f"a search's cost needs every step of its pipeline to be private or stateless: {exc}"
+        ) from exc
+
+
+def _replayed_records(estimator, X, y):
+    """The privacy records that one fit of ``estimator`` on ``(X, y)`` charges, in order.
+
+    The fit runs with ledger charging suspended and its model is dropped: only the events are
+    kept, and they are functions of public quantities (n, the widths the steps output, the
+    hyper-parameters), never of the data values. Used for pipelines, whose final estimator
+    sees the steps' output: synthetic data of the input's shape cannot stand in for a
+    DataFrame whose columns are selected by name, and the width the final estimator sees is
+    known only after the steps. The fit's warnings were already given by the search's own fit.
+    """
+    est = clone(estimator)
+    with _suspended(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    # a step that released nothing (a scaler passing its features through) has no record and
+    # charged nothing
+    records = (part.privacy_record_ for part in _charging_parts(est, fitted=True))
+    return tuple(record for record in records if record is not None)
+
+
+class _FitPlanner:
+    """The privacy records of a search's fits, one tuple per fit (one record per part it charges).
+
+    A bare skdp estimator sees X as it is, so its records are planned with :func:`plan_event`
+    on synthetic data of the training part's shape (exact, and computed once per candidate and
+    size). A pipeline's final estimator sees what its steps output, so its fits are replayed
+    on the training part's rows (:func:`_replayed_records`), once per candidate and part.
+    """
+
+    def __init__(self, base, X, y):
+        _check_pipeline_steps(base)
+        self.base, self.X, self.y = base, X, y
+        self.pipeline = hasattr(base, "steps")
+        classifier = is_classifier(final_estimator(base)[0])
+        self.classes = np.unique(y) if classifier and not self.pipeline else None
+        self.n_features = (np.asarray(X) if not hasattr(X, "shape") else X).shape[1]
+        self.cache = {}
+
+    def records(self, params, train):
+        """The records of the fit of candidate ``params`` on the rows ``train`` (indices)."""
+        key = repr(sorted(params.items(), key=lambda kv: kv[0]))
+        key = (key, train.tobytes()) if self.pipeline else (key, len(train))
+        if key not in self.cache:
+            est = clone(self.base).set_params(**params)
+            if self.pipeline:
+                self.cache[key] = _replayed_records(
+                    est, _safe_indexing(self.X, train),
+                    None if self.y is None else _safe_indexing(self.y, train))
+            else:
+                self.cache[key] = (plan_event(est, len(train), self.n_features, self.classes),)
+        return self.cache[key]
+
+
+def _budgets(estimator):
+    """(epsilon, delta) of every part a fit of ``estimator`` charges (delta None: at most 1e-5,
+    the default ``min(1e-5, 0.1 / n)``)."""
+    return [(float(part.epsilon), float(part.delta) if part.delta is not None else 1e-5)
+            for part in _charging_parts(estimator)]
+
+
 def same_event(a, b):
     """Whether two events are equal (as objects, or by their RDP curves)."""
     try:
@@ -124,7 +225,9 @@ class TuningCost:
         ``sqrt(2 log(1/d') sum eps_i^2) + sum eps_i (e^eps_i - 1)/(e^eps_i + 1)`` at
         ``delta = sum delta_i + d'``); inf when ``sum delta_i >= delta``.
     target_epsilons : list of float
-        The target epsilon of every fit.
+        The target epsilon of every charge of every fit: one per fit for a skdp estimator or
+        a :class:`~skdp.pipeline.PrivatePipeline` (its ``epsilon``), one per private step and
+        one for the estimator in a plain ``Pipeline``.
     event : ComposedEvent or None
         The composed events (when ``exact``).
     epsilon_per_record : float or None
@@ -249,40 +352,43 @@ def _search_candidates(search):
 def plan_search_fits(search, X, y=None, groups=None):
     """The privacy records of the cross-validation fits a search will make, before it runs.
 
-    One record per candidate and fold (the refit is not included: it runs where ``fit`` was
-    called). Each is planned with :func:`plan_event` (a fit on synthetic data of the fold's
-    size: compute, no privacy), once per distinct candidate and training size. The search's
-    splitter must choose the folds independently of the data (see :func:`tuning_cost`).
+    One record per candidate, fold and part that a fit charges (the refit is not included: it
+    runs where ``fit`` was called). A bare skdp estimator's records are planned with
+    :func:`plan_event` (a fit on synthetic data of the fold's size: compute, no privacy), once
+    per distinct candidate and training size. A pipeline's are replayed on the fold's rows with
+    charging suspended (compute, no privacy: the records are functions of public quantities
+    only): a plain ``Pipeline`` charges one record per private step and one for its skdp
+    estimator, a :class:`~skdp.pipeline.PrivatePipeline` one for all. The search's splitter
+    must choose the folds independently of the data (see :func:`tuning_cost`).
 
     Parameters
     ----------
     search : GridSearchCV or RandomizedSearchCV (integer ``random_state``), unfitted
-    X, y : array-like
+    X, y : array-like or DataFrame
         The data the search will be fitted on (only their shape, the fold sizes and, for a
-        classifier without public ``classes``, the label set are read).
+        classifier without public ``classes``, the label set are read; a pipeline's fits are
+        replayed on the folds).
     groups : array-like or None
 
     Returns
     -------
     list of PrivacyRecord
+
+    Raises
+    ------
+    ValueError
+        As :func:`tuning_cost`: folds that depend on the data, fits that share a seed, or a
+        plain pipeline step that learns non-private state.
     """
     base = search.estimator
-    classifier = is_classifier(base)
-    cv = _search_splitter(search, y, classifier)
-    X_arr = np.asarray(X) if not hasattr(X, "shape") else X
-    sizes = [len(train) for train, _ in cv.split(X_arr, y, groups)]
-    n_features = X_arr.shape[1]
-    classes = np.unique(y) if classifier else None
+    cv = _search_splitter(search, y, is_classifier(base))
     candidates = _search_candidates(search)
     _check_fresh_streams(search, candidates)
-    records, cache = [], {}
-    for k, params in enumerate(candidates):
-        est = clone(base).set_params(**params)
-        for size in sizes:
-            if (k, size) not in cache:
-                cache[k, size] = plan_event(est, size, n_features, classes)
-            records.append(cache[k, size])
-    return records
+    planner = _FitPlanner(base, X, y)
+    X_arr = np.asarray(X) if not hasattr(X, "shape") else X
+    splits = [train for train, _ in cv.split(X_arr, y, groups)]
+    return [record for params in candidates for train in splits
+            for record in planner.records(params, train)]
 
 
 def _reproducible(cv):
@@ -324,11 +430,13 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     Parameters
     ----------
     search : fitted GridSearchCV or RandomizedSearchCV
-    X, y : array-like or None
+    X, y : array-like, DataFrame or None
         The data the search was fitted on. When given, the fold sizes are recomputed from
-        ``search.cv`` and the exact event of every fit is planned with :func:`plan_event` (one
-        fit on synthetic data per distinct candidate and training size: compute, no privacy);
-        otherwise only the bound from the target budgets is available. The splits of a
+        ``search.cv`` and the exact event of every fit is planned: with :func:`plan_event` for
+        a bare skdp estimator (one fit on synthetic data per distinct candidate and training
+        size), by replaying the fit on the fold's rows for a pipeline (whose final estimator
+        sees what the steps output), with charging suspended: compute, no privacy. Otherwise
+        only the bound from the target budgets is available. The splits of a
         randomised splitter whose ``random_state`` is not an integer are never recomputed (a
         new draw would differ from the search's): see ``TuningCost.epsilon_per_record``.
     groups : array-like or None
@@ -347,7 +455,9 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
         When the search's splitter depends on the data (labels, groups) or cannot be checked,
         or when its estimator (or a private step of it) has a ``random_state``: the search's
         clones copy it, so the fits of a candidate would draw the same noise, and no
-        composition bounds releases that share their noise.
+        composition bounds releases that share their noise. Also when a step of a plain
+        ``Pipeline`` learns non-private state (a ``StandardScaler``, say): one record then
+        changes every row the estimator sees.
 
     Notes
     -----
@@ -364,16 +474,12 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     classifier = is_classifier(base)
     cv = _search_splitter(search, y, classifier)
     _check_fresh_streams(search, params)
+    _check_pipeline_steps(base)
 
     n = None if X is None else len(y) if y is not None else X.shape[0]
-    targets, deltas = [], []
-    for p in fits:
-        est = clone(base).set_params(**p)
-        final, _ = final_estimator(est)
-        targets.append(float(final.epsilon))
-        # the default delta, min(1e-5, 0.1 / n_train), is at most 1e-5 whatever the fold size
-        deltas.append(float(final.delta) if final.delta is not None else 1e-5)
-    bound = _target_bound(targets, deltas, delta)
+    budgets = [b for p in fits for b in _budgets(clone(base).set_params(**p))]
+    targets = [eps for eps, _ in budgets]
+    bound = _target_bound(targets, [d for _, d in budgets], delta)
     if X is None:
         return TuningCost(len(fits), bound, delta, False, bound, targets)
 
@@ -382,26 +488,20 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     if len(splits) != n_splits:
         raise ValueError(f"search.cv gives {len(splits)} splits of X, y but the search made "
                          f"{n_splits}: pass the data the search was fitted on")
-    train_sizes = [len(train) for train in splits]
     member = np.zeros((n, len(splits)), dtype=bool)  # record i in the training part of split j
     for j, train in enumerate(splits):
         member[train, j] = True
     if not patterns_known:  # any record may have been in every training part
         member = np.ones((1, len(splits)), dtype=bool)
-    classes = np.unique(y) if classifier else None
-    d = X_arr.shape[1]
-    cache, events = {}, []
+    planner = _FitPlanner(base, X, y)
 
-    def planned(p, size):
-        key = (repr(sorted(p.items(), key=lambda kv: kv[0])), size)
-        if key not in cache:
-            est = clone(base).set_params(**p)
-            cache[key] = plan_event(est, size, d, classes).event
-        return cache[key]
+    def planned(p, train):
+        return [record.event for record in planner.records(p, train)]
 
-    by_split = [[planned(p, size) for p in params] for size in train_sizes]
-    events = [by_split[j][c] for c in range(len(params)) for j in range(len(splits))]
-    refit_events = [planned(search.best_params_, n)] if refit else []
+    # by_split[j]: the events of every candidate's fit on the training part of split j
+    by_split = [[e for p in params for e in planned(p, train)] for train in splits]
+    events = [e for c, p in enumerate(params) for train in splits for e in planned(p, train)]
+    refit_events = planned(search.best_params_, np.arange(n)) if refit else []
     events += refit_events
     event = compose(events)
     eps = compute_epsilon(event, delta, accountant)
@@ -412,4 +512,4 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
         used = [e for j in np.flatnonzero(pattern) for e in by_split[j]] + refit_events
         if used:
             per_record = max(per_record, compute_epsilon(compose(used), delta, accountant))
-    return TuningCost(len(events), eps, delta, True, bound, targets, event, min(per_record, eps))
+    return TuningCost(len(fits), eps, delta, True, bound, targets, event, min(per_record, eps))

@@ -1,0 +1,140 @@
+"""The cost of an ordinary search over a pipeline (``tuning_cost``, ``plan_search_fits``).
+
+A pipeline's fits charge what its parts charge: a :class:`~skdp.pipeline.PrivatePipeline` one
+event under its own budget, a plain ``Pipeline`` one per private step and one for its skdp
+estimator. The planned cost must equal what a ledger charged fit by fit (an independent path:
+the real fits charge as they run), on raw DataFrames whose columns a ``ColumnTransformer``
+selects by name, and a pipeline whose steps learn non-private state has no cost to report.
+"""
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.compose import ColumnTransformer
+from sklearn.model_selection import GridSearchCV, KFold
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+from skdp import BudgetExceededError, DPLogisticRegression, PrivacyLedger, compose
+from skdp.model_selection import plan_search_fits, tuning_cost
+from skdp.pipeline import PrivatePipeline
+from skdp.preprocessing import PrivateRobustScaler
+from skdp.privacy import compute_epsilon
+
+DELTA = 1e-5
+JOBS = ["clerk", "nurse", "welder", "pilot"]
+
+
+@pytest.fixture(scope="module")
+def frame():
+    """A raw table: unscaled numbers and strings, a Series of labels."""
+    rng = np.random.default_rng(3)
+    n = 450
+    X = pd.DataFrame({
+        "age": rng.integers(18, 80, n).astype(float),
+        "hours": rng.integers(1, 80, n).astype(float),
+        "job": rng.choice(JOBS, n),
+    })
+    y = pd.Series((X["age"] + rng.normal(0, 10, n) > 45).astype(int), name="high")
+    return X, y
+
+
+def _columns():
+    return ColumnTransformer([
+        ("num", PrivateRobustScaler(), ["age", "hours"]),
+        ("cat", OneHotEncoder(categories=[JOBS], handle_unknown="ignore"), ["job"]),
+    ])
+
+
+def _private_pipeline_search(refit=True):
+    pipe = PrivatePipeline([("prep", _columns()), ("clf", DPLogisticRegression())], epsilon=1.0)
+    return GridSearchCV(pipe, {"epsilon": [0.5, 1.0]}, refit=refit,
+                        cv=KFold(3, shuffle=True, random_state=0))
+
+
+def test_private_pipeline_on_a_dataframe_costs_what_its_ledger_charged(frame):
+    X, y = frame
+    with PrivacyLedger(delta=DELTA) as ledger:
+        search = _private_pipeline_search().fit(X, y)
+    assert len(ledger) == 2 * 3 + 1
+    cost = tuning_cost(search, X, y, delta=DELTA)
+    assert cost.exact and cost.n_fits == 7
+    assert math.isclose(cost.epsilon, ledger.spent(), rel_tol=1e-9)
+    # the targets are the pipeline's budgets (the grid's epsilon), not its estimator's default
+    best = search.best_params_["epsilon"]
+    assert sorted(cost.target_epsilons) == sorted([0.5] * 3 + [1.0] * 3 + [best])
+    # without the data: the bound from those targets, finite at a delta that covers the fits'
+    bound = tuning_cost(search, delta=1e-3)
+    assert not bound.exact and math.isfinite(bound.epsilon)
+    assert bound.epsilon >= tuning_cost(search, X, y, delta=1e-3).epsilon
+    # the caller's table is left as it was
+    assert list(X.columns) == ["age", "hours", "job"] and X["age"].dtype == float
+
+
+@pytest.mark.parametrize("scaler_epsilon, charges", [
+    (3.0, 2 * (2 * 3 + 1)),  # the scaler and the estimator, every fit
+    (0.3, 2 * 3 + 1 + 1),  # too few rows in a fold: the scaler passes through, charging nothing
+])
+def test_plain_pipeline_counts_its_private_steps_charges(frame, scaler_epsilon, charges):
+    X, y = frame
+    pipe = Pipeline([
+        ("prep", ColumnTransformer([
+            ("num", PrivateRobustScaler(epsilon=scaler_epsilon), ["age", "hours"]),
+            ("cat", OneHotEncoder(categories=[JOBS], handle_unknown="ignore"), ["job"]),
+        ])),
+        ("clf", DPLogisticRegression(epsilon=0.5)),
+    ])
+    search = GridSearchCV(pipe, {"clf__C": [0.1, 1.0]}, cv=KFold(3, shuffle=True, random_state=1))
+    with PrivacyLedger(delta=DELTA) as ledger:
+        search.fit(X, y)
+    assert len(ledger) == charges
+    cost = tuning_cost(search, X, y, delta=DELTA)
+    assert cost.n_fits == 7 and len(cost.target_epsilons) == 14
+    assert math.isclose(cost.epsilon, ledger.spent(), rel_tol=1e-9)
+    # more than the estimators' charges alone, which is all a plan of the final step counts
+    alone = compose([e.event for e in ledger.entries if e.source == "DPLogisticRegression"])
+    assert cost.epsilon > compute_epsilon(alone, DELTA) * 1.02
+
+
+def test_plan_search_fits_and_fit_search_replay_a_pipelines_folds(frame):
+    X, y = frame
+    search = _private_pipeline_search(refit=False)
+    records = plan_search_fits(search, X, y)
+    assert len(records) == 2 * 3
+    with PrivacyLedger(delta=DELTA) as charged:
+        clone(search).fit(X, y)
+    planned = compute_epsilon(compose([r.event for r in records]), DELTA)
+    assert math.isclose(planned, charged.spent(), rel_tol=1e-9)
+    # fit_search charges that plan before the search runs, and refuses it over the ceiling
+    ledger = PrivacyLedger(epsilon=100.0, delta=DELTA)
+    assert hasattr(ledger.fit_search(clone(search), X, y), "cv_results_")
+    assert len(ledger) == 6 and math.isclose(ledger.spent(), planned, rel_tol=1e-9)
+    small = PrivacyLedger(epsilon=0.9 * planned, delta=DELTA)
+    refused = clone(search)
+    with pytest.raises(BudgetExceededError):
+        small.fit_search(refused, X, y)
+    assert len(small) == 0 and not hasattr(refused, "cv_results_")
+
+
+def test_a_pipeline_step_that_learns_non_private_state_has_no_cost(frame):
+    X, y = frame
+    pipe = Pipeline([
+        ("prep", ColumnTransformer([
+            ("num", StandardScaler(), ["age", "hours"]),
+            ("cat", OneHotEncoder(categories=[JOBS], handle_unknown="ignore"), ["job"]),
+        ])),
+        ("clf", DPLogisticRegression()),
+    ])
+    search = GridSearchCV(pipe, {"clf__epsilon": [0.5, 1.0]},
+                          cv=KFold(3, shuffle=True, random_state=0)).fit(X, y)
+    for args in [(X, y), ()]:
+        with pytest.raises(ValueError, match="StandardScaler.*private or stateless|private or "
+                                             "stateless.*StandardScaler"):
+            tuning_cost(search, *args)
+    with pytest.raises(ValueError, match="private or stateless"):
+        plan_search_fits(clone(search), X, y)
+    with pytest.raises(ValueError, match="private or stateless"):
+        PrivacyLedger(delta=DELTA).fit_search(clone(search), X, y)
