@@ -624,6 +624,10 @@ def estimator_paths():
         # fits (2026-11-23): real code lower bound 0.90 vs claim 2.0; noise x0.5: 2.80, caught
         E("DPLogisticRegression on Dask (dp_gdws Poisson)", "Dask input",
           logistic(optimizer=DPGDWS(step=0.01, batch_size=8, max_iter=100)), dask=True),
+        # dp_gdws's tail average on Dask: the client averages the iterates it released from the
+        # chunk sums (the path "DPLogisticRegression dp_gdws average=1/2" without Dask)
+        E("DPLogisticRegression on Dask (dp_gdws average=1/2)", "Dask input",
+          logistic(optimizer=DPGDWS(step=0.01, average=0.5)), dask=True),
         # float32 chunks are read in place on the workers, by the float32 kernels
         E("DPLogisticRegression on Dask float32 (dp_gdws)", "Dask input",
           logistic(optimizer=DPGDWS(step=0.01, max_iter=10)), dask=True, float32=True),
