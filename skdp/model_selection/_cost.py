@@ -8,7 +8,6 @@ import warnings
 
 import numpy as np
 from sklearn.base import clone, is_classifier
-from sklearn.utils import _safe_indexing
 from sklearn.model_selection import (
     KFold,
     LeaveOneOut,
@@ -49,10 +48,31 @@ def final_estimator(estimator):
     return est, prefix
 
 
-def _synthetic(n_samples, n_features, classes, classifier):
-    """Public synthetic data of the given shape (no private record is involved)."""
+def _synthetic(n_samples, n_features, classes, classifier, schema=None):
+    """Public synthetic data of the given shape (no private record is involved).
+
+    With a ``schema`` (the column names and dtypes of a DataFrame, ``X.dtypes``), a DataFrame
+    with those columns: numeric columns hold Gaussian values, boolean ones alternate, and every
+    other column holds one placeholder string, which encoders with public categories and no
+    failure on unknown ones (all a private pipeline allows) map to a row of their public width.
+    """
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n_samples, n_features))
+    if schema is not None:
+        import pandas as pd
+
+        if len(schema) != n_features:
+            raise ValueError(f"the schema has {len(schema)} columns, not n_features={n_features}")
+        columns = {}
+        for j, (name, dtype) in enumerate(schema.items()):
+            if pd.api.types.is_bool_dtype(dtype):
+                columns[name] = np.arange(n_samples) % 2 == 0
+            elif pd.api.types.is_numeric_dtype(dtype):
+                columns[name] = np.round(X[:, j]) if pd.api.types.is_integer_dtype(dtype) \
+                    else X[:, j]
+            else:
+                columns[name] = np.full(n_samples, "skdp-synthetic", dtype=object)
+        X = pd.DataFrame(columns, columns=list(schema.index))
     if classifier:
         y = np.asarray(classes)[np.arange(n_samples) % len(classes)]
     else:
@@ -60,7 +80,30 @@ def _synthetic(n_samples, n_features, classes, classifier):
     return X, y
 
 
-def plan_event(estimator, n_samples, n_features, classes=None):
+def _schema(X):
+    """The column names and dtypes of a DataFrame (public: what the data looks like, no record
+    value), or None for an array."""
+    return X.dtypes if hasattr(X, "columns") and hasattr(X, "dtypes") else None
+
+
+def _plan_fit(estimator, n_samples, n_features, classes=None, schema=None):
+    """A clone of ``estimator`` fitted on public synthetic data of the given shape (and schema),
+    with ledger charging suspended; the synthetic fit's warnings are not the user's."""
+    est = clone(estimator)
+    final, prefix = final_estimator(est)
+    classifier = is_classifier(final)
+    if classifier:
+        if classes is None:
+            classes = final.classes if final.classes is not None else [0, 1]
+        est.set_params(**{prefix + "classes": np.asarray(classes)})
+    X, y = _synthetic(int(n_samples), int(n_features), classes, classifier, schema)
+    with _suspended(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est.fit(X, y)
+    return est
+
+
+def plan_event(estimator, n_samples, n_features, classes=None, schema=None):
     """The privacy record a fit of ``estimator`` on ``n_samples`` x ``n_features`` data will have.
 
     skdp calibrates noise from public quantities only (n, d, the bounds, the budget, the
@@ -73,26 +116,23 @@ def plan_event(estimator, n_samples, n_features, classes=None):
     Parameters
     ----------
     estimator : skdp estimator or Pipeline ending in one
-        Non-final Pipeline steps must keep the number of features (or be planned with the
-        number of features they output).
+        A pipeline is fitted whole on the synthetic data, so its steps may change the width
+        (a ``ColumnTransformer`` with a ``OneHotEncoder`` of public categories).
     n_samples, n_features : int
     classes : array-like or None
         The label set, for classifiers (default: the estimator's ``classes`` or [0, 1]).
+    schema : pandas.Series or None
+        For a pipeline fitted on a DataFrame (columns selected by name): the DataFrame's
+        ``dtypes``, its column names and dtypes (no record value). The synthetic data is then a
+        DataFrame with those columns (see :func:`_synthetic`).
 
     Returns
     -------
     PrivacyRecord
+        The record of the final estimator, which for a
+        :class:`~skdp.pipeline.PrivatePipeline` covers the whole pipeline.
     """
-    est = clone(estimator)
-    final, prefix = final_estimator(est)
-    classifier = is_classifier(final)
-    if classifier:
-        if classes is None:
-            classes = final.classes if final.classes is not None else [0, 1]
-        est.set_params(**{prefix + "classes": np.asarray(classes)})
-    X, y = _synthetic(int(n_samples), int(n_features), classes, classifier)
-    with _suspended():
-        est.fit(X, y)
+    est = _plan_fit(estimator, n_samples, n_features, classes, schema)
     return final_estimator(est)[0].privacy_record_
 
 
@@ -135,56 +175,29 @@ def _check_pipeline_steps(estimator):
         ) from exc
 
 
-def _replayed_records(estimator, X, y):
-    """The privacy records that one fit of ``estimator`` on ``(X, y)`` charges, in order.
-
-    The fit runs with ledger charging suspended and its model is dropped: only the events are
-    kept, and they are functions of public quantities (n, the widths the steps output, the
-    hyper-parameters), never of the data values. Used for pipelines, whose final estimator
-    sees the steps' output: synthetic data of the input's shape cannot stand in for a
-    DataFrame whose columns are selected by name, and the width the final estimator sees is
-    known only after the steps. The fit's warnings were already given by the search's own fit.
-    """
-    est = clone(estimator)
-    with _suspended(), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        est.fit(X, y)
-    # a step that released nothing (a scaler passing its features through) has no record and
-    # charged nothing
-    records = (part.privacy_record_ for part in _charging_parts(est, fitted=True))
-    return tuple(record for record in records if record is not None)
-
-
 class _FitPlanner:
-    """The privacy records of a search's fits, one tuple per fit (one record per part it charges).
-
-    A bare skdp estimator sees X as it is, so its records are planned with :func:`plan_event`
-    on synthetic data of the training part's shape (exact, and computed once per candidate and
-    size). A pipeline's final estimator sees what its steps output, so its fits are replayed
-    on the training part's rows (:func:`_replayed_records`), once per candidate and part.
-    """
+    """The privacy records of a search's fits, one tuple per fit: one record per part the fit
+    charges (:func:`_charging_parts`), planned on synthetic data of the training part's size and
+    of the data's schema, once per candidate and size."""
 
     def __init__(self, base, X, y):
         _check_pipeline_steps(base)
-        self.base, self.X, self.y = base, X, y
-        self.pipeline = hasattr(base, "steps")
-        classifier = is_classifier(final_estimator(base)[0])
-        self.classes = np.unique(y) if classifier and not self.pipeline else None
+        self.base = base
+        self.classes = np.unique(y) if is_classifier(final_estimator(base)[0]) else None
         self.n_features = (np.asarray(X) if not hasattr(X, "shape") else X).shape[1]
+        self.schema = _schema(X)
         self.cache = {}
 
-    def records(self, params, train):
-        """The records of the fit of candidate ``params`` on the rows ``train`` (indices)."""
-        key = repr(sorted(params.items(), key=lambda kv: kv[0]))
-        key = (key, train.tobytes()) if self.pipeline else (key, len(train))
+    def records(self, params, n_samples):
+        """The records of a fit of candidate ``params`` on ``n_samples`` rows."""
+        key = (repr(sorted(params.items(), key=lambda kv: kv[0])), int(n_samples))
         if key not in self.cache:
-            est = clone(self.base).set_params(**params)
-            if self.pipeline:
-                self.cache[key] = _replayed_records(
-                    est, _safe_indexing(self.X, train),
-                    None if self.y is None else _safe_indexing(self.y, train))
-            else:
-                self.cache[key] = (plan_event(est, len(train), self.n_features, self.classes),)
+            est = _plan_fit(clone(self.base).set_params(**params), n_samples, self.n_features,
+                            self.classes, self.schema)
+            # a step that released nothing (a scaler passing its features through) has no
+            # record and charges nothing
+            records = (part.privacy_record_ for part in _charging_parts(est, fitted=True))
+            self.cache[key] = tuple(record for record in records if record is not None)
         return self.cache[key]
 
 
@@ -353,21 +366,20 @@ def plan_search_fits(search, X, y=None, groups=None):
     """The privacy records of the cross-validation fits a search will make, before it runs.
 
     One record per candidate, fold and part that a fit charges (the refit is not included: it
-    runs where ``fit`` was called). A bare skdp estimator's records are planned with
-    :func:`plan_event` (a fit on synthetic data of the fold's size: compute, no privacy), once
-    per distinct candidate and training size. A pipeline's are replayed on the fold's rows with
-    charging suspended (compute, no privacy: the records are functions of public quantities
-    only): a plain ``Pipeline`` charges one record per private step and one for its skdp
-    estimator, a :class:`~skdp.pipeline.PrivatePipeline` one for all. The search's splitter
-    must choose the folds independently of the data (see :func:`tuning_cost`).
+    runs where ``fit`` was called): a skdp estimator or a
+    :class:`~skdp.pipeline.PrivatePipeline` charges one record a fit, a plain ``Pipeline`` one
+    per private step and one for its skdp estimator. They are planned as :func:`plan_event`
+    plans (a fit on synthetic data of the fold's size and of the data's columns: compute, no
+    privacy), once per distinct candidate and training size. The search's splitter must choose
+    the folds independently of the data (see :func:`tuning_cost`).
 
     Parameters
     ----------
     search : GridSearchCV or RandomizedSearchCV (integer ``random_state``), unfitted
     X, y : array-like or DataFrame
-        The data the search will be fitted on (only their shape, the fold sizes and, for a
-        classifier without public ``classes``, the label set are read; a pipeline's fits are
-        replayed on the folds).
+        The data the search will be fitted on (only their shape, a DataFrame's column names
+        and dtypes, the fold sizes and, for a classifier without public ``classes``, the label
+        set are read).
     groups : array-like or None
 
     Returns
@@ -388,7 +400,7 @@ def plan_search_fits(search, X, y=None, groups=None):
     X_arr = np.asarray(X) if not hasattr(X, "shape") else X
     splits = [train for train, _ in cv.split(X_arr, y, groups)]
     return [record for params in candidates for train in splits
-            for record in planner.records(params, train)]
+            for record in planner.records(params, len(train))]
 
 
 def _reproducible(cv):
@@ -432,11 +444,10 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     search : fitted GridSearchCV or RandomizedSearchCV
     X, y : array-like, DataFrame or None
         The data the search was fitted on. When given, the fold sizes are recomputed from
-        ``search.cv`` and the exact event of every fit is planned: with :func:`plan_event` for
-        a bare skdp estimator (one fit on synthetic data per distinct candidate and training
-        size), by replaying the fit on the fold's rows for a pipeline (whose final estimator
-        sees what the steps output), with charging suspended: compute, no privacy. Otherwise
-        only the bound from the target budgets is available. The splits of a
+        ``search.cv`` and the exact events of every fit are planned as :func:`plan_event`
+        plans (one fit on synthetic data of the data's shape and columns per distinct candidate
+        and training size: compute, no privacy); otherwise only the bound from the target
+        budgets is available. The splits of a
         randomised splitter whose ``random_state`` is not an integer are never recomputed (a
         new draw would differ from the search's): see ``TuningCost.epsilon_per_record``.
     groups : array-like or None
@@ -495,13 +506,13 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
         member = np.ones((1, len(splits)), dtype=bool)
     planner = _FitPlanner(base, X, y)
 
-    def planned(p, train):
-        return [record.event for record in planner.records(p, train)]
+    def planned(p, n_samples):
+        return [record.event for record in planner.records(p, n_samples)]
 
     # by_split[j]: the events of every candidate's fit on the training part of split j
-    by_split = [[e for p in params for e in planned(p, train)] for train in splits]
-    events = [e for c, p in enumerate(params) for train in splits for e in planned(p, train)]
-    refit_events = planned(search.best_params_, np.arange(n)) if refit else []
+    by_split = [[e for p in params for e in planned(p, len(train))] for train in splits]
+    events = [e for p in params for train in splits for e in planned(p, len(train))]
+    refit_events = planned(search.best_params_, n) if refit else []
     events += refit_events
     event = compose(events)
     eps = compute_epsilon(event, delta, accountant)

@@ -26,7 +26,7 @@ from ..privacy import (
     calibrate_noise_multiplier,
     compute_epsilon,
 )
-from ._cost import final_estimator, plan_event, same_event
+from ._cost import _schema, final_estimator, plan_event, same_event
 from ._events import MaxEvent, RepeatAndSelectEvent, sample_repetitions
 
 __all__ = ["PrivateSearchCV"]
@@ -284,7 +284,9 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
             estimators.append(est)
 
         # -- the plan: every candidate's event, from public quantities only ---------------------
-        fit_records = [plan_event(est, n_train, n_features, classes) for est in estimators]
+        schema = None if dask_input else _schema(X)  # a DataFrame's columns, for its pipeline
+        fit_records = [plan_event(est, n_train, n_features, classes, schema)
+                       for est in estimators]
         targets = []
         for est, rec in zip(estimators, fit_records):
             f, _ = final_estimator(est)
@@ -299,7 +301,8 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         event = RepeatAndSelectEvent(run_event, float(self.n_iter), float(self.shape))
         full_records = None
         if self.refit:
-            full_records = [plan_event(est, n, n_features, classes) for est in estimators]
+            full_records = [plan_event(est, n, n_features, classes, schema)
+                            for est in estimators]
             event = ComposedEvent((event, MaxEvent(tuple(_unique([r.event for r in full_records])))))
         epsilon = compute_epsilon(event, delta, "rdp")
         if self.verbose:

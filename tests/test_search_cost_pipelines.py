@@ -1,10 +1,12 @@
-"""The cost of an ordinary search over a pipeline (``tuning_cost``, ``plan_search_fits``).
+"""Searches over pipelines on raw DataFrames: their plans and their costs.
 
 A pipeline's fits charge what its parts charge: a :class:`~skdp.pipeline.PrivatePipeline` one
 event under its own budget, a plain ``Pipeline`` one per private step and one for its skdp
-estimator. The planned cost must equal what a ledger charged fit by fit (an independent path:
-the real fits charge as they run), on raw DataFrames whose columns a ``ColumnTransformer``
-selects by name, and a pipeline whose steps learn non-private state has no cost to report.
+estimator. They are planned on synthetic data with the DataFrame's columns (a
+``ColumnTransformer`` selects them by name). The planned cost must equal what a ledger charged
+fit by fit (an independent path: the real fits charge as they run), a pipeline whose steps learn
+non-private state has no cost to report, and :class:`~skdp.model_selection.PrivateSearchCV`
+plans and runs a private pipeline on a DataFrame.
 """
 
 import math
@@ -19,7 +21,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder, StandardScaler
 
 from skdp import BudgetExceededError, DPLogisticRegression, PrivacyLedger, compose
-from skdp.model_selection import plan_search_fits, tuning_cost
+from skdp.model_selection import PrivateSearchCV, plan_event, plan_search_fits, tuning_cost
+from skdp.model_selection._cost import same_event
 from skdp.pipeline import PrivatePipeline
 from skdp.preprocessing import PrivateRobustScaler
 from skdp.privacy import compute_epsilon
@@ -138,3 +141,28 @@ def test_a_pipeline_step_that_learns_non_private_state_has_no_cost(frame):
         plan_search_fits(clone(search), X, y)
     with pytest.raises(ValueError, match="private or stateless"):
         PrivacyLedger(delta=DELTA).fit_search(clone(search), X, y)
+
+
+def test_plan_event_of_a_private_pipeline_from_a_dataframes_columns(frame):
+    X, y = frame
+    pipe = PrivatePipeline([("prep", _columns()), ("clf", DPLogisticRegression(classes=[0, 1]))],
+                           epsilon=2.0)
+    with PrivacyLedger(delta=DELTA) as ledger:
+        fitted = clone(pipe).fit(X, y)
+    planned = plan_event(pipe, len(X), X.shape[1], schema=X.dtypes)
+    assert same_event(planned.event, fitted.dp_event_)
+    assert math.isclose(planned.epsilon, ledger.spent(), rel_tol=1e-9)
+    with pytest.raises(ValueError, match="schema has 3 columns"):
+        plan_event(pipe, len(X), 4, schema=X.dtypes)
+
+
+def test_private_search_of_a_private_pipeline_on_a_dataframe(frame):
+    X, y = frame
+    pipe = PrivatePipeline([("prep", _columns()), ("clf", DPLogisticRegression(classes=[0, 1]))],
+                           epsilon=1.0)
+    search = PrivateSearchCV(pipe, {"clf__C": [0.1, 1.0]}, n_iter=2, random_state=None)
+    with PrivacyLedger(delta=DELTA) as ledger:
+        search.fit(X, y)  # every run's event is checked against the plan as it runs
+    assert len(ledger) == 1 and math.isfinite(search.epsilon_)
+    assert math.isclose(ledger.spent(), search.epsilon_, rel_tol=1e-9)
+    assert search.predict(X.iloc[:5]).shape == (5,)
