@@ -437,6 +437,17 @@ def _estimators():
     return logistic, svc, ridge, logistic_defaults, svc_defaults
 
 
+def _private_search(make_estimator, epsilon, refit=False):
+    """``seed -> PrivateSearchCV`` over the audited estimator with two candidates."""
+    from ..model_selection import PrivateSearchCV
+
+    def make(seed):
+        return PrivateSearchCV(make_estimator(seed).set_params(epsilon=epsilon),
+                               {"C": [0.5, 2.0]}, n_iter=1, delta=POWER_DELTA,
+                               validation_fraction=0.1, refit=refit, random_state=seed)
+    return make
+
+
 def estimator_paths():
     """The estimator-level audits, ``[EstimatorPath, ...]``."""
     from ..linear_model import DPLogisticRegression, DPRidge
@@ -624,6 +635,19 @@ def estimator_paths():
         # fits (2026-11-23): real code lower bound 0.90 vs claim 2.0; noise x0.5: 2.80, caught
         E("DPLogisticRegression on Dask (dp_gdws Poisson)", "Dask input",
           logistic(optimizer=DPGDWS(step=0.01, batch_size=8, max_iter=100)), dask=True),
+        # PrivateSearchCV: the released model is the selected run's (trained on the training
+        # part), or with refit=True the selected candidate refitted on all the rows; the claim
+        # is the search's epsilon_ (repeat-and-select of the runs, the refit composed). E[K] = 1
+        # and a validation part of 10% keep the claim near the fits' and the canary in most runs'
+        # training parts, so that a fault is visible
+        E("PrivateSearchCV over DPLogisticRegression", "model selection",
+          _private_search(logistic(), epsilon=1.0)),
+        E("PrivateSearchCV over DPLogisticRegression, refit", "model selection",
+          _private_search(logistic(), epsilon=0.5, refit=True), factor=0.3,
+          why="the search's claim covers K runs and the selection, and with the refit a "
+              "full-data fit too, so a single canary sees less than the claim: noise "
+              "x0.5 reached 0.62 against the claim 1.09 at one seed (not caught; the real code 0); "
+              "x0.3 is caught at 1.71 and 1.94 at two seeds (1000 + 1000 fits)"),
         # dp_gdws's tail average on Dask: the client averages the iterates it released from the
         # chunk sums (the path "DPLogisticRegression dp_gdws average=1/2" without Dask)
         E("DPLogisticRegression on Dask (dp_gdws average=1/2)", "Dask input",
