@@ -232,3 +232,27 @@ def test_bad_data_raises_clear_errors():
         DPRidge(y_bounds=(1, 0)).fit(*diabetes())
 
 
+
+
+def test_raw_table_errors_say_what_to_do_privately():
+    pd = pytest.importorskip("pandas")
+    X, y = breast_cancer()
+    frame = pd.DataFrame(X[:, :3], columns=["a", "b", "c"])
+    with_text = frame.assign(job=["clerk", "nurse"] * (len(frame) // 2) + ["clerk"] * (len(frame) % 2))
+    for est in (DPLogisticRegression(), DPLinearSVC()):
+        with pytest.raises(ValueError, match=r"columns \['job'\] are not numeric.*OneHotEncoder"):
+            clone(est).fit(with_text, y)
+    model = DPLogisticRegression().fit(frame, y)
+    with pytest.raises(ValueError, match=r"columns \['b'\] are not numeric"):
+        model.predict(frame.assign(b="x"))
+    # numbers stored as objects still convert, as in scikit-learn
+    assert DPLogisticRegression().fit(frame.astype(object), y).predict(frame).shape == y.shape
+    missing = frame.copy()
+    missing.iloc[0, 0] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN(.|\n)*strategy='constant'"):
+        DPLogisticRegression().fit(missing, y)
+    with pytest.raises(ValueError, match="Input X contains NaN(.|\n)*strategy='constant'"):
+        model.predict(missing)
+    with pytest.raises(ValueError, match="Input y contains NaN") as info:
+        DPRidge().fit(frame, np.r_[np.nan, y[1:]].astype(float))
+    assert "SimpleImputer" not in str(info.value)

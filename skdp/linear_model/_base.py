@@ -3,6 +3,7 @@
 No numerics live here beyond preparing the clipped design matrix; the optimizer does the rest.
 """
 
+from contextlib import contextmanager
 from dataclasses import replace
 import inspect
 import math
@@ -154,6 +155,41 @@ def prediction_row_factors(X, data_norm):
         return np.where(norms > data_norm, data_norm / norms, 1.0)
 
 
+@contextmanager
+def _explained_data_errors(estimator, X):
+    """Add to scikit-learn's errors for raw tables what to do, privately: name the text columns
+    of a DataFrame (a column of numbers stored as objects still converts, as in scikit-learn),
+    and say how to fill missing values without reading the private data."""
+    name = type(estimator).__name__
+    try:
+        yield
+    except ValueError as exc:
+        if "Input X contains NaN" in str(exc):
+            raise ValueError(
+                f"{exc}\n{name} needs values in every cell: fill the missing ones with a public "
+                "constant, SimpleImputer(strategy='constant', fill_value=<public value>) (with "
+                "MissingIndicator(features='all') to keep the information), in a "
+                "skdp.pipeline.PrivatePipeline; a mean or median imputer would read the "
+                "private data"
+            ) from exc
+        dtypes = getattr(X, "dtypes", None)
+        if dtypes is None or not hasattr(X, "columns"):
+            raise
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        text = [str(c) for c, t in dtypes.items() if not (is_numeric_dtype(t) or is_bool_dtype(t))]
+        if not text:
+            raise
+        raise ValueError(
+            f"{name} needs numeric features, but the DataFrame's columns {text} are not numeric "
+            f"({exc}). Encode them first, for example in "
+            "skdp.pipeline.make_private_pipeline(make_column_transformer((OneHotEncoder("
+            "categories=<public lists>, handle_unknown='ignore'), <those columns>), "
+            "(PrivateRobustScaler(), <the numeric columns>)), the estimator); an encoder "
+            "with categories='auto' would read them from the private data"
+        ) from exc
+
+
 class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     """Base class of the skdp estimators (not for direct use).
 
@@ -301,15 +337,18 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             return X, y
         # float32 stays float32: the fit reads it in place (clipped_design), computing in
         # float64, so it never holds a float64 copy of a float32 X
-        return validate_data(
-            self, X, y, accept_sparse=SPARSE_FORMATS, dtype=(np.float64, np.float32), **kwargs
-        )
+        with _explained_data_errors(self, X):
+            return validate_data(
+                self, X, y, accept_sparse=SPARSE_FORMATS, dtype=(np.float64, np.float32),
+                **kwargs
+            )
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        return validate_data(
-            self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False
-        )
+        with _explained_data_errors(self, X):
+            return validate_data(
+                self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False
+            )
 
     def _validate_sample_weight(self, sample_weight, X):
         """Weights clipped to ``[0, max_sample_weight]`` (a new array), or None for ones.
