@@ -491,7 +491,9 @@ def _check_stateless_steps(estimator, probe):
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) learns from the data, "
                     "which is not private; use stateless row-wise steps (for example "
-                    "Normalizer) or fit it on public data beforehand"
+                    "Normalizer), fit it on public data beforehand, or search a "
+                    "skdp.pipeline.PrivatePipeline, whose private steps (PrivateRobustScaler, "
+                    "encoders with public categories) share its budget"
                 )
             P = _check_row_wise(name, step, P)
         est = est.steps[-1][1]
