@@ -142,16 +142,22 @@ def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld():
     from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 
     paths = estimator_paths()
-    kinds = {(type(p.make(0)), p.n_classes > 2) for p in paths}
+
+    def audited(path):  # the estimator fitted (a PrivateSearchCV's candidates)
+        est = path.make(0)
+        return getattr(est, "estimator", est)
+
+    kinds = {(type(audited(p)), p.n_classes > 2) for p in paths}
     assert {(DPLogisticRegression, False), (DPLogisticRegression, True), (DPLinearSVC, False),
             (DPLinearSVC, True), (DPRidge, False)} <= kinds
     assert {p.sparse for p in paths} >= {"csr", "csc"}
-    assert any(p.make(0).secure_mode for p in paths)
-    assert {type(p.make(0)) for p in paths if p.dask} >= {DPLogisticRegression, DPRidge}
+    assert any(audited(p).secure_mode for p in paths)
+    assert {type(audited(p)) for p in paths if p.dask} >= {DPLogisticRegression, DPRidge}
     # every optimizer that runs on Dask has a Dask path (its oracle, its sampling on the client)
     from skdp.optimizers._base import DISTRIBUTED_OPTIMIZERS
 
     def optimizer_name(est):
+        est = getattr(est, "estimator", est)
         return getattr(est.optimizer, "name", est.optimizer)
 
     on_dask = {optimizer_name(p.make(0)) for p in paths if p.dask}
@@ -159,11 +165,17 @@ def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld():
     assert any(p.dask and getattr(p.make(0).optimizer, "batch_size", None) for p in paths
                if optimizer_name(p.make(0)) == "dp_nsgd_tree")  # its mini-batches on Dask
     # float32 X is read in place by kernels of its own (issue 16)
-    assert {type(p.make(0)) for p in paths if p.float32} >= {DPLogisticRegression, DPRidge}
-    assert {type(p.make(0)) for p in paths if _uses_pld(p)} >= {DPLogisticRegression, DPRidge}
+    assert {type(audited(p)) for p in paths if p.float32} >= {DPLogisticRegression, DPRidge}
+    assert {type(audited(p)) for p in paths if _uses_pld(p)} >= {DPLogisticRegression, DPRidge}
     for p in paths:  # the audited estimators are the powered ones (a saturated canary)
-        est = p.make(0)
+        est = audited(p)
+        if p.group == "model selection":  # the search's claim is at most the power epsilon
+            assert est.epsilon < POWER_EPSILON and p.make(0).delta == POWER_DELTA
+            assert (est.delta, est.fit_intercept) == (POWER_DELTA, False)
+            continue
         assert (est.epsilon, est.delta, est.fit_intercept) == (POWER_EPSILON, POWER_DELTA, False)
+    # PrivateSearchCV, releasing the selected run's model and refitting it
+    assert {p.make(0).refit for p in paths if p.group == "model selection"} == {False, True}
 
 
 @pytest.mark.parametrize("label, param, optimizer, clip", [
