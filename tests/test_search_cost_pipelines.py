@@ -166,3 +166,19 @@ def test_private_search_of_a_private_pipeline_on_a_dataframe(frame):
     assert len(ledger) == 1 and math.isfinite(search.epsilon_)
     assert math.isclose(ledger.spent(), search.epsilon_, rel_tol=1e-9)
     assert search.predict(X.iloc[:5]).shape == (5,)
+
+
+def test_private_search_scores_at_the_pipelines_budget(frame):
+    """A PrivatePipeline's candidates are fitted under the pipeline's epsilon (its final
+    estimator's own ``epsilon`` is not used inside it): the score's default budget and the
+    check that every candidate is private read the pipeline's."""
+    from skdp.privacy import GaussianEvent, calibrate_noise_multiplier
+
+    X, y = frame
+    clf = DPLogisticRegression(classes=[0, 1], epsilon=np.inf)  # unused inside the pipeline
+    pipe = PrivatePipeline([("prep", _columns()), ("clf", clf)], epsilon=0.7)
+    search = PrivateSearchCV(pipe, {"clf__C": [0.1, 1.0]}, n_iter=1).fit(X, y)
+    z, _ = calibrate_noise_multiplier(GaussianEvent, 0.7, search.delta_)
+    assert search.score_noise_multiplier_ == pytest.approx(z, rel=1e-12)
+    with pytest.raises(ValueError, match="every candidate must be private"):
+        PrivateSearchCV(clone(pipe).set_params(epsilon=np.inf), {"clf__C": [1.0]}).fit(X, y)

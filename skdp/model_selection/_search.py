@@ -26,7 +26,7 @@ from ..privacy import (
     calibrate_noise_multiplier,
     compute_epsilon,
 )
-from ._cost import _schema, final_estimator, plan_event, same_event
+from ._cost import _charging_parts, _schema, final_estimator, plan_event, same_event
 from ._events import MaxEvent, RepeatAndSelectEvent, sample_repetitions
 
 __all__ = ["PrivateSearchCV"]
@@ -289,11 +289,13 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
                        for est in estimators]
         targets = []
         for est, rec in zip(estimators, fit_records):
-            f, _ = final_estimator(est)
-            if not math.isfinite(f.epsilon) or not math.isfinite(rec.epsilon):
+            # the budget the candidate's fit is given: a PrivatePipeline's own epsilon (its
+            # final estimator's parameter is not used inside it), else the estimator's
+            target = min(float(part.epsilon) for part in _charging_parts(est))
+            if not math.isfinite(target) or not math.isfinite(rec.epsilon):
                 raise ValueError("every candidate must be private (finite epsilon); got "
-                                 f"epsilon={f.epsilon!r} in {est!r}")
-            targets.append(float(f.epsilon))
+                                 f"epsilon={target!r} in {est!r}")
+            targets.append(target)
         score_eps = min(targets) if self.score_epsilon is None else float(self.score_epsilon)
         z_score, _ = calibrate_noise_multiplier(GaussianEvent, score_eps, delta)
         fit_events = _unique([r.event for r in fit_records])
