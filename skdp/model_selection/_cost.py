@@ -181,7 +181,6 @@ class _FitPlanner:
     of the data's schema, once per candidate and size."""
 
     def __init__(self, base, X, y):
-        _check_pipeline_steps(base)
         self.base = base
         self.classes = np.unique(y) if is_classifier(final_estimator(base)[0]) else None
         self.n_features = (np.asarray(X) if not hasattr(X, "shape") else X).shape[1]
@@ -396,6 +395,7 @@ def plan_search_fits(search, X, y=None, groups=None):
     cv = _search_splitter(search, y, is_classifier(base))
     candidates = _search_candidates(search)
     _check_fresh_streams(search, candidates)
+    _check_pipeline_steps(base)
     planner = _FitPlanner(base, X, y)
     X_arr = np.asarray(X) if not hasattr(X, "shape") else X
     splits = [train for train, _ in cv.split(X_arr, y, groups)]

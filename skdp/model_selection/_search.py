@@ -26,7 +26,7 @@ from ..privacy import (
     calibrate_noise_multiplier,
     compute_epsilon,
 )
-from ._cost import _charging_parts, _schema, final_estimator, plan_event, same_event
+from ._cost import _budgets, _schema, final_estimator, plan_event, same_event
 from ._events import MaxEvent, RepeatAndSelectEvent, sample_repetitions
 
 __all__ = ["PrivateSearchCV"]
@@ -291,7 +291,7 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         for est, rec in zip(estimators, fit_records):
             # the budget the candidate's fit is given: a PrivatePipeline's own epsilon (its
             # final estimator's parameter is not used inside it), else the estimator's
-            target = min(float(part.epsilon) for part in _charging_parts(est))
+            target = min(eps for eps, _ in _budgets(est))
             if not math.isfinite(target) or not math.isfinite(rec.epsilon):
                 raise ValueError("every candidate must be private (finite epsilon); got "
                                  f"epsilon={target!r} in {est!r}")
