@@ -253,6 +253,21 @@ def test_tuning_cost_of_grid_search(data):
     assert bound.epsilon <= sum(bound.target_epsilons)
 
 
+
+def test_tuning_cost_without_data_says_why_it_has_no_bound(data):
+    # fits at the default delta (1e-5 each here) exhaust tuning_cost's default delta: the bound
+    # from the targets is inf, and the user is told what to pass instead
+    X, y = data
+    X, y = X[:300], y[:300]
+    search = GridSearchCV(DPLogisticRegression(), {"C": [0.5, 2.0]}, cv=KFold(3)).fit(X, y)
+    with pytest.warns(UserWarning, match=r"deltas sum to 7e-05.*Pass the data"):
+        cost = tuning_cost(search)
+    assert cost.epsilon == math.inf and not cost.exact
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # neither remedy warns, and both are finite
+        assert math.isfinite(tuning_cost(search, X, y).epsilon)
+        assert math.isfinite(tuning_cost(search, delta=1e-4).epsilon)
+
 def test_plan_event_matches_a_real_fit(data):
     X, y = data
     for est in [DPLogisticRegression(epsilon=0.7, delta=1e-6, optimizer="dp_scd"),

@@ -235,7 +235,9 @@ class TuningCost:
         Bound from the fits' target budgets only: the smaller of basic composition and the
         heterogeneous advanced composition (Kairouz, Oh, Viswanath 2015, Thm 3.5 style bound
         ``sqrt(2 log(1/d') sum eps_i^2) + sum eps_i (e^eps_i - 1)/(e^eps_i + 1)`` at
-        ``delta = sum delta_i + d'``); inf when ``sum delta_i >= delta``.
+        ``delta = sum delta_i + d'``); inf when ``sum delta_i >= delta`` (then
+        :func:`tuning_cost` without data warns: pass the data for the exact total, which
+        composes the fits' events and has no such limit).
     target_epsilons : list of float
         The target epsilon of every charge of every fit: one per fit for a skdp estimator or
         a :class:`~skdp.pipeline.PrivatePipeline` (its ``epsilon``), one per private step and
@@ -490,8 +492,17 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     n = None if X is None else len(y) if y is not None else X.shape[0]
     budgets = [b for p in fits for b in _budgets(clone(base).set_params(**p))]
     targets = [eps for eps, _ in budgets]
-    bound = _target_bound(targets, [d for _, d in budgets], delta)
+    deltas = [d for _, d in budgets]
+    bound = _target_bound(targets, deltas, delta)
     if X is None:
+        if math.isinf(bound) and np.all(np.isfinite(targets)):
+            # the targets' bound needs delta above the fits' own deltas (a fit at the default
+            # delta has 1e-5, so two of them exhaust tuning_cost's default)
+            warnings.warn(
+                f"no bound from the targets at delta={delta:.3g}: the {len(deltas)} charges' "
+                f"deltas sum to {sum(deltas):.3g}. Pass the data (tuning_cost(search, X, y)) "
+                f"for the exact total, or a delta above {sum(deltas):.3g}.",
+                UserWarning, stacklevel=2)
         return TuningCost(len(fits), bound, delta, False, bound, targets)
 
     X_arr = np.asarray(X) if not hasattr(X, "shape") else X
