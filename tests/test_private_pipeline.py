@@ -404,10 +404,11 @@ def _audit_data(n=200, seed=0):
     return X, y
 
 
-def _scaled_pipeline(epsilon, if_unreliable):
+def _scaled_pipeline(epsilon, if_unreliable, secure_mode=False):
     def factory(seed):
         return make_private_pipeline(
-            PrivateRobustScaler(random_state=seed, if_unreliable=if_unreliable),
+            PrivateRobustScaler(random_state=seed, if_unreliable=if_unreliable,
+                                secure_mode=secure_mode),
             DPLogisticRegression(fit_intercept=False, random_state=seed),
             epsilon=epsilon, delta=DELTA,
         )
@@ -419,7 +420,7 @@ def _exact_quantile(x, q, epsilon, rng, candidates=None, log_prior=None, cells=F
     return float(np.quantile(np.asarray(x, dtype=float), q)), ExponentialMechanismEvent(epsilon)
 
 
-def _audit_released_path(n_fits):
+def _audit_released_path(n_fits, secure_mode=False):
     """The scaler's releases (``if_unreliable="scale"``) then the model, on D and on D' (the
     canary's raw row zeroed). A raw zero row is not the pipeline's null record (the scaler
     counts it, and maps it off 0), so the provable claim is the replace-one one: group
@@ -428,7 +429,7 @@ def _audit_released_path(n_fits):
 
     eps = 0.5
     X, y = _audit_data()
-    factory = _scaled_pipeline(eps, "scale")
+    factory = _scaled_pipeline(eps, "scale", secure_mode)
     claim = dict(claimed_epsilon=2 * eps, claimed_delta=(1 + math.exp(eps)) * DELTA)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 2 quartiles of 200 rows are unreliable: forced here
@@ -453,6 +454,15 @@ def test_audit_pipeline_with_released_bounds(monkeypatch):
         leak = audit_estimator(factory, X, y, 0, n_fits=100, random_state=3,
                                statistic=lambda m: m[0].quantiles_[0, 1], **claim)
     assert leak.violated, leak.summary()
+
+
+def test_audit_pipeline_with_released_bounds_secure_mode():
+    # the scaler's quantiles drawn from the ChaCha20 stream (randomgen): the same analysis
+    pytest.importorskip("randomgen")
+    release, model, factory, *_ = _audit_released_path(n_fits=100, secure_mode=True)
+    assert factory(0)[0].secure_mode
+    assert not release.violated, release.summary()
+    assert not model.violated, model.summary()
 
 
 @pytest.mark.slow

@@ -186,6 +186,10 @@ def audit_optimizer(optimizer, problem, budget, index, neighbour=None, n_fits=20
 
 
 def _default_estimator_statistic(model, x, label):
+    if getattr(model, "best_estimator_", False) is None:
+        # a search that released no model (PrivateSearchCV with a Poisson K = 0): an outcome
+        # whose probability does not depend on the data, mapped to one value
+        return 0.0
     x = np.asarray(x, dtype=float)[None, :]
     if hasattr(model, "decision_function"):
         scores = np.asarray(model.decision_function(x), dtype=float)
