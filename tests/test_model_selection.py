@@ -23,6 +23,7 @@ from skdp._rows import design_array
 from skdp.model_selection import MaxEvent, PrivateSearchCV, RepeatAndSelectEvent, plan_event
 from skdp.model_selection._events import sample_repetitions, tnb_gamma
 from skdp.optimizers.dp_gdws import DPGDWS
+from skdp.preprocessing import PrivateRobustScaler
 from skdp.privacy import ComposedEvent, GaussianEvent, PoissonGaussianEvent, SelfComposedEvent
 
 from ._helpers import unit_row_classification
@@ -188,6 +189,10 @@ def test_invalid_settings(data):
         PrivateSearchCV(est, {"epsilon": [1.0, np.inf]}).fit(X, y)
     with pytest.raises(ValueError, match="learns from the data(.|\n)*PrivatePipeline"):
         PrivateSearchCV(make_pipeline(StandardScaler(), est), {}).fit(X, y)
+    # a private step in a plain Pipeline would spend outside the plan: pointed to PrivatePipeline
+    with pytest.raises(ValueError, match="is private, but(.|\n)*outside the search's plan"
+                                         "(.|\n)*PrivatePipeline"):
+        PrivateSearchCV(make_pipeline(PrivateRobustScaler(), est), {}).fit(X, y)
     with pytest.raises(ValueError, match="n_iter"):
         PrivateSearchCV(est, {"C": [1.0]}, n_iter=0.5).fit(X, y)
 

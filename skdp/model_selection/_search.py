@@ -72,8 +72,10 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
 
     Parameters
     ----------
-    estimator : skdp estimator or Pipeline ending in one
-        Non-final Pipeline steps must be row-wise and fixed in advance (for example
+    estimator : skdp estimator, PrivatePipeline, or Pipeline ending in a skdp estimator
+        A :class:`~skdp.pipeline.PrivatePipeline` is private as a whole (its private steps
+        spend from its own budget, its ``epsilon``). In a plain ``Pipeline``, the
+        non-final steps must be row-wise and fixed in advance (for example
         ``Normalizer``, or a ``FunctionTransformer`` of an element-wise function), since only
         the skdp estimator is private: a step that learns from the data, or whose output for a
         record depends on the other records, is refused (batch dependence is detected on public
@@ -480,6 +482,7 @@ def _check_stateless_steps(estimator, probe):
     not on the data cannot be detected: the documentation asks for row-wise steps.
     """
     from ..pipeline import PrivatePipeline, check_private_steps
+    from ..preprocessing import PrivateStepMixin
 
     if isinstance(estimator, PrivatePipeline):
         check_private_steps(estimator)
@@ -489,6 +492,13 @@ def _check_stateless_steps(estimator, probe):
         for name, step in est.steps[:-1]:
             if step is None or step == "passthrough":
                 continue
+            if isinstance(step, PrivateStepMixin):
+                raise ValueError(
+                    f"Pipeline step {name!r} ({type(step).__name__}) is private, but in a plain "
+                    "Pipeline it spends a budget of its own, outside the search's plan; search "
+                    "a skdp.pipeline.PrivatePipeline (make_private_pipeline) holding it and the "
+                    "estimator, which share one budget"
+                )
             if step.__sklearn_tags__().requires_fit:
                 raise ValueError(
                     f"Pipeline step {name!r} ({type(step).__name__}) learns from the data, "
