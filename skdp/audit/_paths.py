@@ -681,7 +681,7 @@ def estimator_paths():
           _private_search(ridge(optimizer=DPGDWS(step=0.01)), epsilon=1.0), loss="squared",
           factor=0.4,
           why="the search's claim covers K runs and the selection, so a single canary sees "
-              "less than the claim: noise x0.5 reached 0.98 against the claim 1.09 (not caught; "
+              "less than the claim: noise x0.5 reached 0.98 against the claim 1.08 (not caught; "
               "the real code 0.14), x0.4 is caught at 2.00 (1000 + 1000 fits). dp_gdws rather "
               "than DPRidge's default dp_scd: the scoring is what this path audits, and dp_scd's "
               "Poisson-sampled event gives a claim of 1.85 that its canary cannot approach "
