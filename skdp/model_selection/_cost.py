@@ -495,7 +495,7 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
     deltas = [d for _, d in budgets]
     bound = _target_bound(targets, deltas, delta)
     if X is None:
-        if math.isinf(bound) and np.all(np.isfinite(targets)):
+        if sum(deltas) >= delta and np.all(np.isfinite(targets)):
             # the targets' bound needs delta above the fits' own deltas (a fit at the default
             # delta has 1e-5, so two of them exhaust tuning_cost's default)
             warnings.warn(
