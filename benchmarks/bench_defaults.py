@@ -61,7 +61,9 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   noise, class_sep 1.2, one cluster per class), white wine's alcohol as a regression target
   from its other 10 measurements (``wine_alcohol``, public range 8..15 %) and
   ``make_regression_sparse`` (d 60, 5 informative, noise sd 0.5 x signal sd). It judges the
-  next rule change: the first three parts have all been looked at.
+  next rule change: the first three parts have all been looked at. First run in session 23, at
+  the rules of session 17 (``results/defaults_s23_heldout4*``; the commands in
+  ``defaults_report.py``).
 
 **References.** Non-private scikit-learn on the same arrays (LogisticRegression(C=1),
 LinearSVC(C=1), Ridge(alpha=1)); the majority class of the training subsample (classification) and

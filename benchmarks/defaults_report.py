@@ -112,6 +112,21 @@ then dp_nsgd_tree's SVC cells of all four parts with the squared hinge's half st
         $R/defaults_s17_tree_svc.csv --before (the four above) --changed svc:dp_nsgd_tree \
         --exclude make_classification_hard --out defaults_s17b_10seeds
 
+Session 23 (``defaults_s23_heldout4*``): the fourth held-out part (``bench_defaults.HELDOUT4``,
+fixed in session 22 before it was run) at the rules of session 17, its first run; the wine set
+needs the data directory (``SKDP_DATA_DIR``, else ``../shared/data``)::
+
+    python benchmarks/bench_defaults.py --heldout heldout4 --estimators logistic svc \
+        --datasets adult_married make_classification_skewed --seeds 10 \
+        --out defaults_s23_heldout4_clf
+    python benchmarks/bench_defaults.py --heldout heldout4 --estimators ridge \
+        --datasets make_regression_sparse --seeds 10 --out defaults_s23_heldout4_reg
+    python benchmarks/bench_defaults.py --heldout heldout4 --estimators ridge \
+        --datasets wine_alcohol --seeds 10 --out defaults_s23_heldout4_wine
+    python benchmarks/defaults_report.py --after $R/defaults_s23_heldout4_clf.csv \
+        $R/defaults_s23_heldout4_reg.csv $R/defaults_s23_heldout4_wine.csv --changed \
+        --out defaults_s23_heldout4
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier
