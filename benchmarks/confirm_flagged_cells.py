@@ -14,8 +14,16 @@ No rule changed between the grid and this run (session 17).
 
 writes ``results/confirm_flagged_cells.csv`` (bench_defaults.py's rows) and
 ``results/confirm_flagged_cells.md``.
+
+Session 23 ran the same on the fourth held-out part's first run (no rule changed since)::
+
+    python benchmarks/confirm_flagged_cells.py --grid defaults_s23_heldout4_clf \
+        defaults_s23_heldout4_reg defaults_s23_heldout4_wine --out confirm_flagged_heldout4
+
+(``--grid``: the grid's csv stems under ``results/``, read in order; ``--out``: the stem written.)
 """
 
+import argparse
 import sys
 from argparse import Namespace
 from pathlib import Path
@@ -28,8 +36,8 @@ sys.path.insert(0, str(HERE))
 
 import bench_defaults as bd  # noqa: E402
 
-GRID = bd.RESULTS / "defaults_s16b_10seeds.csv"
-OUT = bd.RESULTS / "confirm_flagged_cells"
+GRID = ("defaults_s16b_10seeds",)
+OUT = "confirm_flagged_cells"
 FIRST_SEED = 10
 
 
@@ -64,7 +72,7 @@ def flagged(grid_gaps):
     return sorted(k for k, g in grid_gaps.items() if g.mean() < tolerance(k[2], k[5]))
 
 
-def run(cells):
+def run(cells, out):
     rows = []
     for dataset, n, eps in sorted({(k[1], k[3], k[4]) for k in cells}):
         ests = sorted({k[2] for k in cells if (k[1], k[3], k[4]) == (dataset, n, eps)})
@@ -73,17 +81,17 @@ def run(cells):
                          optimizers=list(bd.OPTIMIZERS))
         rows += bd.run(args, log=lambda *a: None)
         print(dataset, n, eps, ests, "done", flush=True)
-    bd.write_csv(rows, f"{OUT}.csv")
+    bd.write_csv(rows, f"{out}.csv")
 
 
 def _fmt(g, scale):
     return f"{scale * g.mean():+.2f} ({scale * g.std(ddof=1) / np.sqrt(g.size):.2f})"
 
 
-def report(cells, grid_gaps):
-    fresh = gaps(bd.with_auto(bd.read_csv(f"{OUT}.csv")))
-    lines = ["# Fresh seeds for every cell the ten-seed grid flagged (session 17)", "",
-             "`python benchmarks/confirm_flagged_cells.py` (see its docstring). Gap to the Opacus "
+def report(cells, grid_gaps, out, title, command):
+    fresh = gaps(bd.with_auto(bd.read_csv(f"{out}.csv")))
+    lines = [f"# Fresh seeds for every cell {title}", "",
+             f"`{command}` (see its docstring). Gap to the Opacus "
              "anchor, mean over seeds (standard error of the paired per-seed gap), in points of "
              "accuracy (of R^2 x 100 for ridge); *grid*: seeds 0 to 9; *fresh*: seeds the grid "
              f"did not use ({FIRST_SEED} to 39, and to 109 at n <= 500). Tolerance: -1 for an "
@@ -103,17 +111,31 @@ def report(cells, grid_gaps):
                      f"{_fmt(grid_gaps[k], 100)} | {g.size} | {_fmt(g, 100)} | {v} |")
     lines += ["", f"{len(cells)} flagged cells: "
               + ", ".join(f"{c} {v}" for v, c in sorted(verdicts.items())) + "."]
-    Path(f"{OUT}.md").write_text("\n".join(lines) + "\n")
+    Path(f"{out}.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    grid_gaps = gaps(bd.with_auto(bd.read_csv(GRID)))
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--grid", nargs="+", default=list(GRID),
+                   help="the ten-seed grid: csv stems under results/")
+    p.add_argument("--out", default=OUT, help="the stem written under results/")
+    p.add_argument("--report", action="store_true", help="rebuild the report from the csv")
+    args = p.parse_args(sys.argv[1:] if argv is None else argv)
+    rows = sum((bd.read_csv(bd.RESULTS / f"{stem}.csv") for stem in args.grid), [])
+    grid_gaps = gaps(bd.with_auto(rows))
     cells = flagged(grid_gaps)
-    if "--report" not in argv:
-        run(cells)
-    report(cells, grid_gaps)
+    out = bd.RESULTS / args.out
+    if not args.report:
+        run(cells, out)
+    if args.grid == list(GRID):
+        title = "the ten-seed grid flagged (session 17)"
+        command = "python benchmarks/confirm_flagged_cells.py"
+    else:
+        title = f"the grid {', '.join(args.grid)} flagged"
+        command = ("python benchmarks/confirm_flagged_cells.py --grid " + " ".join(args.grid)
+                   + f" --out {args.out}")
+    report(cells, grid_gaps, out, title, command)
 
 
 if __name__ == "__main__":
