@@ -24,7 +24,6 @@ Otherwise the cap stays at 100. Writes ``results/heldout4_gdws_cap200.md``.
     python benchmarks/heldout4_gdws_cap200.py
 """
 
-import csv
 import sys
 from pathlib import Path
 
@@ -40,7 +39,6 @@ from skdp.optimizers import _defaults  # noqa: E402
 
 DATASETS = ("adult_married", "make_classification_skewed")
 SEEDS = range(10)
-CAPS = (100, 200)
 GRID_CSV = HERE / "results" / "defaults_s23_heldout4_clf.csv"
 
 
@@ -62,13 +60,8 @@ def fit(est, cap, X, y, X_te, y_te, eps, seed):
 
 def anchors():
     """Opacus anchor per (data, estimator, n, eps, seed), from the fourth part's grid run."""
-    out = {}
-    with open(GRID_CSV) as f:
-        for r in csv.DictReader(f):
-            if r["method"] == "opacus":
-                out[(r["dataset"], r["estimator"], int(r["n"]), float(r["eps"]),
-                     int(r["seed"]))] = float(r["score"])
-    return out
+    return {(r["dataset"], r["estimator"], r["n"], r["eps"], r["seed"]): r["score"]
+            for r in bd.read_csv(GRID_CSV) if r["method"] == "opacus"}
 
 
 def se(x):
