@@ -452,7 +452,9 @@ def opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed):
 
 
 # ----------------------------------------------------------------------------- grid
-def run(args, log=print):
+def run(args, log=print, skipped=None):
+    """The grid's rows; a data set that is not on this machine is skipped, logged and (when
+    ``skipped`` is a list) appended to it as ``(name, reason)``."""
     cache = Cache()
     rows = []
     datasets = args.datasets or {**PARTS, "all": sum(PARTS.values(), ())}[args.heldout]
@@ -461,6 +463,8 @@ def run(args, log=print):
             task = load(name)[0]
         except OSError as exc:  # a data set that is not on this machine is reported, not faked
             log(f"{name}: skipped ({exc})")
+            if skipped is not None:
+                skipped.append((name, str(exc)))
             continue
         ests = [e for e in args.estimators if ESTIMATORS[e][1] == task]
         if not ests:
@@ -558,7 +562,7 @@ def violations(est, method, cell, n, eps):
     return out
 
 
-def markdown(rows, optimizers, title):
+def markdown(rows, optimizers, title, skipped=()):
     table = summarise(rows)
     lines = [f"# {title}", "",
              "Mean test score over seeds (accuracy; R^2 for ridge). Marks: B below the majority/zero "
@@ -567,6 +571,9 @@ def markdown(rows, optimizers, title):
     seeds = sorted({r["seed"] for r in rows})
     lines.append(f"Seeds: {len(seeds)}; delta {DELTA:g}.")
     lines.append("")
+    if skipped:  # a grid without them is not the part it is named after
+        lines += ["**Skipped** (not found on the machine that ran the grid): "
+                  + "; ".join(f"{name} ({why})" for name, why in skipped) + ".", ""]
     misses = {}
     for part in PART_TITLES:
         for est in ESTIMATORS:
@@ -669,9 +676,10 @@ def write_csv(rows, path):
         w.writerows(rows)
 
 
-def write(rows, optimizers, stem):
+def write(rows, optimizers, stem, skipped=()):
     write_csv(rows, RESULTS / f"{stem}.csv")
-    (RESULTS / f"{stem}.md").write_text(markdown(rows, list(optimizers), f"Defaults grid ({stem})"))
+    (RESULTS / f"{stem}.md").write_text(
+        markdown(rows, list(optimizers), f"Defaults grid ({stem})", skipped))
     return plot(rows, list(optimizers), stem)
 
 
@@ -785,17 +793,17 @@ def main(argv=None):
                    help="skip the cells whose Opacus anchor is not cached yet (reported)")
     p.add_argument("--report-only", action="store_true", help="rebuild md/png from <out>.csv")
     args = p.parse_args(argv)
+    skipped = []  # data sets not on this machine (Adult, wine: SKDP_DATA_DIR; California)
     if args.report_only:
         rows = read_csv(RESULTS / f"{args.out}.csv")
     else:
-        if find_data_dir(None, ("adult.data",)) is None and (args.datasets is None or "adult" in args.datasets):
-            print("Adult not found (SKDP_DATA_DIR): skipped")
-            args.datasets = [d for d in (args.datasets or DEV) if d not in ("adult", "wine")]
-        rows = run(args)
+        rows = run(args, skipped=skipped)
     rows = with_auto(rows)
-    for path in write(rows, args.optimizers + ["auto"], args.out):
+    for path in write(rows, args.optimizers + ["auto"], args.out, skipped):
         print("wrote", path)
     print("wrote", RESULTS / f"{args.out}.md")
+    for name, why in skipped:
+        print(f"warning: {name} skipped ({why}); the report says so")
 
 
 if __name__ == "__main__":
