@@ -177,6 +177,45 @@ def _split(X, y, stratify=False):
 _DATA = {}
 
 
+def _generated(X, y, bounds=None):
+    """A generated set: a fixed test part of 8000 rows (random_state 0), the features
+    standardised, a regression target mapped by its public ``bounds``."""
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
+    return _task(_standardise(X_tr, X_te), y_tr, y_te, bounds)
+
+
+def _task(XX, y_tr, y_te, bounds=None):
+    """``(task, X_train, y_train, X_test, y_test)``: classification, or regression with the
+    targets mapped onto [-1, 1] by their public ``bounds``."""
+    if bounds is None:
+        return ("classification", XX[0], y_tr, XX[1], y_te)
+    return ("regression", XX[0], _to_unit(y_tr, *bounds), XX[1], _to_unit(y_te, *bounds))
+
+
+def _signal_plus_noise(n_features, n_informative, seed, noise, bound_factor, **kw):
+    """``make_regression`` without noise, plus ``noise(rng, scale, size)`` around its signal of
+    scale ``||coef||``; the public bound is ``3 scale bound_factor`` (known to the generator)."""
+    X, y, coef = make_regression(n_samples=40000, n_features=n_features,
+                                 n_informative=n_informative, noise=0.0, coef=True,
+                                 random_state=seed, **kw)
+    scale = float(np.linalg.norm(coef))
+    y = y + noise(np.random.default_rng(seed), scale, y.shape)
+    bound = 3.0 * scale * bound_factor
+    return _generated(X, y, (-bound, bound))
+
+
+def _adult_target(column, drop, bounds=None, positive=None):
+    """Adult's ``column`` from its other columns (those in ``drop`` and the income label are not
+    features; numeric standardised, categoricals one-hot, rows of unit norm): a regression
+    target mapped by its public ``bounds``, or the class ``column == positive``."""
+    raw_tr, raw_te = _adult_raw()
+    XX = _adult_design(raw_tr, raw_te, drop=drop)
+    if positive is not None:
+        return _task(XX, (raw_tr[:, column] == positive).astype(int),
+                     (raw_te[:, column] == positive).astype(int))
+    return _task(XX, raw_tr[:, column].astype(float), raw_te[:, column].astype(float), bounds)
+
+
 def load(name):
     """(task, X_train, y_train, X_test, y_test), preprocessed as the module docstring says."""
     if name in _DATA:
@@ -184,159 +223,107 @@ def load(name):
     if name == "adult":
         X_tr, y_tr, X_te, y_te = load_adult()
         out = ("classification", X_tr, y_tr, X_te, y_te)
-    elif name == "breast_cancer":
-        X, y = load_breast_cancer(return_X_y=True)
+    elif name in ("breast_cancer", "digits"):
+        X, y = (load_breast_cancer if name == "breast_cancer" else load_digits)(return_X_y=True)
+        if name == "digits":
+            y = (y >= 5).astype(int)
         X_tr, X_te, y_tr, y_te = _split(X, y, True)
-        out = ("classification",) + _pair(_standardise(X_tr, X_te), y_tr, y_te)
-    elif name == "digits":
-        X, y = load_digits(return_X_y=True)
-        y = (y >= 5).astype(int)
-        X_tr, X_te, y_tr, y_te = _split(X, y, True)
-        out = ("classification",) + _pair(_standardise(X_tr, X_te), y_tr, y_te)
+        out = _task(_standardise(X_tr, X_te), y_tr, y_te)
     elif name == "make_classification":
-        X, y = make_classification(n_samples=40000, n_features=30, n_informative=10, n_redundant=5,
-                                   flip_y=0.03, class_sep=0.8, random_state=7)
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
-        out = ("classification",) + _pair(_standardise(X_tr, X_te), y_tr, y_te)
+        out = _generated(*make_classification(
+            n_samples=40000, n_features=30, n_informative=10, n_redundant=5, flip_y=0.03,
+            class_sep=0.8, random_state=7))
     elif name == "wine":
         X_tr, y_tr, X_te, y_te = load_wine_frame()
-        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, 0, 10), _to_unit(y_te, 0, 10))
-    elif name == "diabetes":
-        X, y = load_diabetes(return_X_y=True)
-        X_tr, X_te, y_tr, y_te = _split(X, y)
-        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, 25, 346), _to_unit(y_te, 25, 346))
-    elif name == "california":
-        # not fetched here when absent (an offline machine would hang): run
+        out = _task(_standardise(X_tr, X_te), y_tr, y_te, (0, 10))
+    elif name in ("diabetes", "california"):
+        # California is not fetched here when absent (an offline machine would hang): run
         # sklearn.datasets.fetch_california_housing() once with network access
-        X, y = fetch_california_housing(return_X_y=True, download_if_missing=False)
+        X, y = (load_diabetes(return_X_y=True) if name == "diabetes" else
+                fetch_california_housing(return_X_y=True, download_if_missing=False))
         X_tr, X_te, y_tr, y_te = _split(X, y)
-        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, 0.15, 5.0), _to_unit(y_te, 0.15, 5.0))
+        out = _task(_standardise(X_tr, X_te), y_tr, y_te,
+                    (25, 346) if name == "diabetes" else (0.15, 5.0))
     elif name == "make_regression":
-        # target sd sqrt(sum coef^2 + noise^2) is known to the generator: bounds +-3 sd are public
-        X, y, coef = make_regression(n_samples=40000, n_features=20, n_informative=10, noise=0.0,
-                                     coef=True, random_state=11)
-        scale = float(np.linalg.norm(coef))
-        y = y + np.random.default_rng(11).normal(0, 0.5 * scale, size=y.shape)
-        bound = 3.0 * scale * math.sqrt(1.25)
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
-        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, -bound, bound),
-                                      _to_unit(y_te, -bound, bound))
+        # d 20, 10 informative, Gaussian noise of sd 0.5 x the signal's: target sd
+        # sqrt(1.25) x the signal's, bounds +-3 target sd
+        out = _signal_plus_noise(20, 10, 11, lambda rng, s, size: rng.normal(0, 0.5 * s, size),
+                                 math.sqrt(1.25))
     elif name == "adult_hours":
         # held-out regression (added in session 8, after the squared-loss clip rule was chosen
-        # on the development part): Adult's hours-per-week from its other columns (numeric
-        # standardised, categoricals one-hot, as for the classification task; the income label
-        # is not a feature); targets mapped by the column's public range, 1..99 hours
-        raw_tr, raw_te = _adult_raw()
-        X_tr, X_te = _adult_design(raw_tr, raw_te, drop=(12,))  # not hours-per-week itself
-        out = ("regression", X_tr, _to_unit(raw_tr[:, 12].astype(float), 1.0, 99.0),
-               X_te, _to_unit(raw_te[:, 12].astype(float), 1.0, 99.0))
-    elif name in ("adult_sex", "adult_age"):
-        # second held-out part (session 16): Adult's sex (classification) or age (regression,
-        # public range 17..90) from its other columns; the target's own column and the income
-        # label are not features (numeric standardised, categoricals one-hot, rows unit norm)
-        target = 9 if name == "adult_sex" else 0
-        raw_tr, raw_te = _adult_raw()
-        X_tr, X_te = _adult_design(raw_tr, raw_te, drop=(target,))
-        if name == "adult_sex":
-            y_tr, y_te = (raw_tr[:, 9] == "Male").astype(int), (raw_te[:, 9] == "Male").astype(int)
-            out = ("classification", X_tr, y_tr, X_te, y_te)
-        else:
-            out = ("regression", X_tr, _to_unit(raw_tr[:, 0].astype(float), 17.0, 90.0),
-                   X_te, _to_unit(raw_te[:, 0].astype(float), 17.0, 90.0))
+        # on the development part): Adult's hours-per-week, public range 1..99 hours
+        out = _adult_target(12, (12,), (1.0, 99.0))
+    elif name == "adult_sex":
+        # second held-out part (session 16): Adult's sex from its other columns
+        out = _adult_target(9, (9,), positive="Male")
+    elif name == "adult_age":
+        # second held-out part: Adult's age as a regression target, public range 17..90
+        out = _adult_target(0, (0,), (17.0, 90.0))
     elif name == "make_classification_wide":
         # second held-out part: 80 features, 12 informative, 8 redundant, classes 70 / 30,
         # 5% label noise
-        X, y = make_classification(n_samples=40000, n_features=80, n_informative=12,
-                                   n_redundant=8, weights=[0.7, 0.3], flip_y=0.05,
-                                   class_sep=1.0, random_state=41)
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
-        out = ("classification",) + _pair(_standardise(X_tr, X_te), y_tr, y_te)
+        out = _generated(*make_classification(
+            n_samples=40000, n_features=80, n_informative=12, n_redundant=8,
+            weights=[0.7, 0.3], flip_y=0.05, class_sep=1.0, random_state=41))
     elif name == "make_regression_heavy":
         # second held-out part: 30 features, all informative, Student-t noise (3 degrees of
         # freedom) of scale 0.7 x the signal's sd; bounds +-3 x the signal's sd x sqrt(2)
         # (known to the generator, public; heavier noise is clipped by the map onto [-1, 1])
-        X, y, coef = make_regression(n_samples=40000, n_features=30, n_informative=30,
-                                     noise=0.0, coef=True, random_state=43)
-        scale = float(np.linalg.norm(coef))
-        y = y + 0.7 * scale * np.random.default_rng(43).standard_t(3, size=y.shape)
-        bound = 3.0 * scale * math.sqrt(2.0)
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
-        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, -bound, bound),
-                                      _to_unit(y_te, -bound, bound))
+        out = _signal_plus_noise(30, 30, 43,
+                                 lambda rng, s, size: 0.7 * s * rng.standard_t(3, size=size),
+                                 math.sqrt(2.0))
     elif name == "make_regression_lowrank":
         # held-out regression (session 8, as above): 50 correlated features of effective rank
-        # 10, 20 informative, noise sd equal to the signal's; bounds +-3 sd (known to the
-        # generator, public)
-        X, y, coef = make_regression(n_samples=40000, n_features=50, n_informative=20,
-                                     effective_rank=10, noise=0.0, coef=True, random_state=23)
+        # 10, 20 informative, noise sd equal to the signal's (its sample sd here, not
+        # ||coef||); bounds +-3 sd (known to the generator, public)
+        X, y = make_regression(n_samples=40000, n_features=50, n_informative=20,
+                               effective_rank=10, noise=0.0, random_state=23)
         scale = float(np.std(y))
         y = y + np.random.default_rng(23).normal(0, scale, size=y.shape)
         bound = 3.0 * scale * math.sqrt(2.0)
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
-        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, -bound, bound),
-                                      _to_unit(y_te, -bound, bound))
+        out = _generated(X, y, (-bound, bound))
     elif name == "wine_good":
         # third held-out part: white wine rated 7 or more (of 3..9) from its 11 measurements
         X_tr, q_tr, X_te, q_te = load_wine_frame()
-        out = ("classification",) + _pair(_standardise(X_tr, X_te), (q_tr >= 7).astype(int),
-                                          (q_te >= 7).astype(int))
+        out = _task(_standardise(X_tr, X_te), (q_tr >= 7).astype(int), (q_te >= 7).astype(int))
     elif name in ("make_classification_hard", "make_classification_hard1"):
         # third held-out part: 40 features, 5 informative, 5 redundant, 10% label noise, classes
         # close together (class_sep 0.6); two clusters per class (not linearly learnable), or one
-        clusters = 1 if name.endswith("1") else 2
-        X, y = make_classification(n_samples=40000, n_features=40, n_informative=5,
-                                   n_redundant=5, flip_y=0.1, class_sep=0.6,
-                                   n_clusters_per_class=clusters, random_state=53)
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
-        out = ("classification",) + _pair(_standardise(X_tr, X_te), y_tr, y_te)
+        out = _generated(*make_classification(
+            n_samples=40000, n_features=40, n_informative=5, n_redundant=5, flip_y=0.1,
+            class_sep=0.6, n_clusters_per_class=1 if name.endswith("1") else 2,
+            random_state=53))
     elif name == "adult_education":
-        # third held-out part: Adult's years of education (public range 1..16) from its other
-        # columns; neither education column (the one-hot level nor the years) is a feature
-        raw_tr, raw_te = _adult_raw()
-        X_tr, X_te = _adult_design(raw_tr, raw_te, drop=(3, 4))
-        out = ("regression", X_tr, _to_unit(raw_tr[:, 4].astype(float), 1.0, 16.0),
-               X_te, _to_unit(raw_te[:, 4].astype(float), 1.0, 16.0))
+        # third held-out part: Adult's years of education (public range 1..16); neither
+        # education column (the one-hot level nor the years) is a feature
+        out = _adult_target(4, (3, 4), (1.0, 16.0))
     elif name == "make_friedman1":
         # third held-out part: y = 10 sin(pi x1 x2) + 20 (x3 - 1/2)^2 + 10 x4 + 5 x5 + noise
         # on 10 uniform features; the noiseless y lies in [0, 30] (public), widened by 3 noise sd
-        X, y = make_friedman1(n_samples=40000, n_features=10, noise=1.0, random_state=59)
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
-        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, -3.0, 33.0),
-                                      _to_unit(y_te, -3.0, 33.0))
+        out = _generated(*make_friedman1(n_samples=40000, n_features=10, noise=1.0,
+                                         random_state=59), (-3.0, 33.0))
     elif name == "adult_married":
-        # fourth held-out part: Adult's "Married-civ-spouse" from its other columns; neither the
-        # marital status nor the relationship (husband, wife) is a feature, nor the income label
-        raw_tr, raw_te = _adult_raw()
-        X_tr, X_te = _adult_design(raw_tr, raw_te, drop=(5, 7))
-        married = "Married-civ-spouse"
-        out = ("classification", X_tr, (raw_tr[:, 5] == married).astype(int),
-               X_te, (raw_te[:, 5] == married).astype(int))
+        # fourth held-out part: Adult's "Married-civ-spouse"; neither the marital status nor
+        # the relationship (husband, wife) is a feature
+        out = _adult_target(5, (5, 7), positive="Married-civ-spouse")
     elif name == "make_classification_skewed":
         # fourth held-out part: 25 features, 6 informative, 4 redundant, classes 85 / 15, 2%
         # label noise, class_sep 1.2, one cluster per class
-        X, y = make_classification(n_samples=40000, n_features=25, n_informative=6,
-                                   n_redundant=4, weights=[0.85, 0.15], flip_y=0.02,
-                                   class_sep=1.2, n_clusters_per_class=1, random_state=61)
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
-        out = ("classification",) + _pair(_standardise(X_tr, X_te), y_tr, y_te)
+        out = _generated(*make_classification(
+            n_samples=40000, n_features=25, n_informative=6, n_redundant=4,
+            weights=[0.85, 0.15], flip_y=0.02, class_sep=1.2, n_clusters_per_class=1,
+            random_state=61))
     elif name == "wine_alcohol":
         # fourth held-out part: white wine's alcohol (% by volume; public range 8..15) from its
         # other 10 measurements (alcohol is the last column; the quality rating is not used)
         X_tr, _, X_te, _ = load_wine_frame()
-        out = ("regression",) + _pair(_standardise(X_tr[:, :10], X_te[:, :10]),
-                                      _to_unit(X_tr[:, 10], 8.0, 15.0),
-                                      _to_unit(X_te[:, 10], 8.0, 15.0))
+        out = _task(_standardise(X_tr[:, :10], X_te[:, :10]), X_tr[:, 10], X_te[:, 10],
+                    (8.0, 15.0))
     elif name == "make_regression_sparse":
         # fourth held-out part: 60 features of which 5 informative, Gaussian noise of sd 0.5 x
         # the signal's; bounds +-3 x the signal's sd x sqrt(1.25) (known to the generator)
-        X, y, coef = make_regression(n_samples=40000, n_features=60, n_informative=5,
-                                     noise=0.0, coef=True, random_state=67)
-        scale = float(np.linalg.norm(coef))
-        y = y + np.random.default_rng(67).normal(0, 0.5 * scale, size=y.shape)
-        bound = 3.0 * scale * math.sqrt(1.25)
-        X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=8000, random_state=0)
-        out = ("regression",) + _pair(_standardise(X_tr, X_te), _to_unit(y_tr, -bound, bound),
-                                      _to_unit(y_te, -bound, bound))
+        out = _signal_plus_noise(60, 5, 67, lambda rng, s, size: rng.normal(0, 0.5 * s, size),
+                                 math.sqrt(1.25))
     else:
         raise ValueError(f"unknown data set {name!r}")
     task, X_tr, y_tr, X_te, y_te = out
@@ -352,10 +339,6 @@ def _adult_raw():
     if d is None:
         raise FileNotFoundError("adult.data / adult.test not found (set SKDP_DATA_DIR)")
     return _read_adult(d / "adult.data")[0], _read_adult(d / "adult.test")[0]
-
-
-def _pair(XX, y_tr, y_te):
-    return XX[0], y_tr, XX[1], y_te
 
 
 def sizes(name, n_grid):
