@@ -385,7 +385,9 @@ def sklearn_score(est, X_tr, y_tr, X_te, y_te):
         return float(r2_score(y_te, Ridge(alpha=1.0).fit(X_tr, y_tr).predict(X_te)))
 
 
-def skdp_fit(est, optimizer, X_tr, y_tr, X_te, y_te, eps, seed, data_norm=1.0):
+def skdp_model(est, optimizer, X_tr, y_tr, eps, seed, data_norm=1.0):
+    """``(fitted model, seconds)``: the estimator at its defaults but for the grid's public
+    bounds (``data_norm``; ``y_bounds=(-1, 1)`` for a regressor), warnings silenced."""
     cls, task, _ = ESTIMATORS[est]
     kw = dict(epsilon=eps, delta=DELTA, optimizer=optimizer, data_norm=data_norm, random_state=seed)
     if task == "regression":
@@ -394,8 +396,13 @@ def skdp_fit(est, optimizer, X_tr, y_tr, X_te, y_te, eps, seed, data_norm=1.0):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         model = cls(**kw).fit(X_tr, y_tr)
-    dt = time.perf_counter() - t0
-    if task == "regression":
+    return model, time.perf_counter() - t0
+
+
+def skdp_fit(est, optimizer, X_tr, y_tr, X_te, y_te, eps, seed, data_norm=1.0):
+    """``(test score, epsilon spent, seconds)`` of :func:`skdp_model`'s fit."""
+    model, dt = skdp_model(est, optimizer, X_tr, y_tr, eps, seed, data_norm)
+    if ESTIMATORS[est][1] == "regression":
         score = float(r2_score(y_te, model.predict(X_te)))
     else:
         score = float(model.score(X_te, y_te))

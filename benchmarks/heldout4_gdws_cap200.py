@@ -47,12 +47,7 @@ def fit(est, cap, X, y, X_te, y_te, eps, seed):
     old = _defaults.GDWS_MAX_CLASSIFICATION
     _defaults.GDWS_MAX_CLASSIFICATION = cap
     try:
-        cls = bd.ESTIMATORS[est][0]
-        model = cls(epsilon=eps, delta=bd.DELTA, optimizer="dp_gdws", data_norm=1.0,
-                    random_state=seed)
-        with bd.warnings.catch_warnings():
-            bd.warnings.simplefilter("ignore")
-            model.fit(X, y)
+        model, _ = bd.skdp_model(est, "dp_gdws", X, y, eps, seed)
         return float(model.score(X_te, y_te)), int(np.max(model.n_iter_))
     finally:
         _defaults.GDWS_MAX_CLASSIFICATION = old
