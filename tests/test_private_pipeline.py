@@ -472,6 +472,79 @@ def test_audit_pipeline_with_released_bounds_large():
     assert not model.violated, model.summary()
 
 
+def _searched_scaled_pipeline(epsilon, refit):
+    """``seed -> PrivateSearchCV`` over the pipeline of the released-bounds path: each of the
+    search's runs (and its refit) fits the scaler, whose releases the search's plan composes."""
+    from skdp.model_selection import PrivateSearchCV
+
+    pipeline = _scaled_pipeline(epsilon, "scale")
+
+    def factory(seed):
+        return PrivateSearchCV(pipeline(seed), {"dplogisticregression__C": [0.5, 2.0]},
+                               n_iter=1, validation_fraction=0.1, delta=DELTA, refit=refit,
+                               random_state=seed)
+    return factory
+
+
+def _selected_upper_quartile(search):
+    """The released scaler's upper quartile (0 when the search released no model: an outcome
+    whose probability does not depend on the data)."""
+    best = search.best_estimator_
+    return 0.0 if best is None else float(best[0].quantiles_[0, 1])
+
+
+def _search_audit(refit):
+    """PrivateSearchCV over a PrivatePipeline whose scaler spends, on D and on D' (the canary's
+    raw row zeroed): ``(factory, X, y, claim)``. As for the pipeline alone, a raw zero row is not
+    the null record, so the provable claim is group privacy of size 2 of the search's own
+    (epsilon_, delta_): (2 eps, (1 + e^eps) delta), at a delta small enough for it to mean
+    something (at the searches' audit delta of 0.2 it would be vacuous)."""
+    X, y = _audit_data()
+    factory = _searched_scaled_pipeline(0.25, refit)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 2 quartiles of 200 rows are unreliable: forced here
+        probe = factory(0).fit(X, y)
+    eps, delta = probe.epsilon_, probe.delta_
+    assert math.isfinite(eps) and not probe.best_estimator_[0].passthrough_
+    claim = dict(claimed_epsilon=2 * eps, claimed_delta=(1 + math.exp(eps)) * delta)
+    return factory, X, y, claim
+
+
+def _run_search_audit(factory, X, y, claim, n_fits, statistic=None, random_state=6):
+    from skdp.audit import audit_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return audit_estimator(factory, X, y, 0, n_fits=n_fits, random_state=random_state,
+                               statistic=statistic, **claim)
+
+
+def test_audit_search_over_pipeline_with_released_bounds(monkeypatch):
+    # the refitted pipeline's scaler sees every row: its released quartile, with the real code
+    # and with quantiles released without noise (the fault the audit must catch)
+    factory, X, y, claim = _search_audit(refit=True)
+    real = _run_search_audit(factory, X, y, claim, 40, _selected_upper_quartile)
+    assert not real.violated, real.summary()
+    monkeypatch.setattr("skdp.preprocessing._scaler.private_quantile", _exact_quantile)
+    leak = _run_search_audit(factory, X, y, claim, 40, _selected_upper_quartile)
+    assert leak.violated, leak.summary()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("refit", [False, True])
+def test_audit_search_over_pipeline_with_released_bounds_large(refit, monkeypatch):
+    factory, X, y, claim = _search_audit(refit)
+    release = _run_search_audit(factory, X, y, claim, 1000, _selected_upper_quartile)
+    assert not release.violated, release.summary()
+    model = _run_search_audit(factory, X, y, claim, 1000, random_state=7)
+    assert not model.violated, model.summary()
+    # without refit the released run's scaler sees a random 90% of the rows, which blurs the
+    # fault's shift: 1000 + 1000 searches still catch it (0.59 against the claim 0.50)
+    monkeypatch.setattr("skdp.preprocessing._scaler.private_quantile", _exact_quantile)
+    leak = _run_search_audit(factory, X, y, claim, 1000, _selected_upper_quartile)
+    assert leak.violated, leak.summary()
+
+
 def _audit_passthrough_path(n_fits, eps):
     """The scaler passes through (too few rows): the pipeline is the estimator with
     data_norm="auto"; a zero row is its null record (no intercept), so the claim is the
