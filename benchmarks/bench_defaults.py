@@ -230,6 +230,39 @@ def _adult_target(column, drop, bounds=None, positive=None):
     return _task(XX, raw_tr[:, column].astype(float), raw_te[:, column].astype(float), bounds)
 
 
+#: The generated classification sets: ``make_classification``'s parameters (40000 rows; the last
+#: 8000 the test part). Two clusters per class (scikit-learn's default) unless
+#: ``n_clusters_per_class`` says otherwise; the label noise is ``flip_y``.
+GENERATED_CLASSIFICATION = {
+    # held-out part: d 30, 10 informative, 5 redundant, 3% label noise, class_sep 0.8
+    "make_classification": dict(n_features=30, n_informative=10, n_redundant=5, flip_y=0.03,
+                                class_sep=0.8, random_state=7),
+    # second held-out part: d 80, 12 informative, 8 redundant, classes 70 / 30, 5% label noise
+    "make_classification_wide": dict(n_features=80, n_informative=12, n_redundant=8,
+                                     weights=[0.7, 0.3], flip_y=0.05, class_sep=1.0,
+                                     random_state=41),
+    # third held-out part: d 40, 5 informative, 5 redundant, 10% label noise, classes close
+    # together; two clusters per class (not linearly learnable), or one ("...hard1")
+    "make_classification_hard": dict(n_features=40, n_informative=5, n_redundant=5,
+                                     flip_y=0.1, class_sep=0.6, n_clusters_per_class=2,
+                                     random_state=53),
+    "make_classification_hard1": dict(n_features=40, n_informative=5, n_redundant=5,
+                                      flip_y=0.1, class_sep=0.6, n_clusters_per_class=1,
+                                      random_state=53),
+    # fourth held-out part: d 25, 6 informative, 4 redundant, classes 85 / 15, 2% label noise
+    "make_classification_skewed": dict(n_features=25, n_informative=6, n_redundant=4,
+                                       weights=[0.85, 0.15], flip_y=0.02, class_sep=1.2,
+                                       n_clusters_per_class=1, random_state=61),
+    # fifth held-out part: d 50, 8 informative, 6 redundant, classes 60 / 40, 4% label noise
+    "make_classification_mid": dict(n_features=50, n_informative=8, n_redundant=6,
+                                    weights=[0.6, 0.4], flip_y=0.04, class_sep=1.0,
+                                    n_clusters_per_class=1, random_state=71),
+    # ... and well separated classes: d 15, 5 informative, 2 redundant, 1% label noise
+    "make_classification_sep": dict(n_features=15, n_informative=5, n_redundant=2, flip_y=0.01,
+                                    class_sep=2.0, n_clusters_per_class=1, random_state=73),
+}
+
+
 def load(name):
     """(task, X_train, y_train, X_test, y_test), preprocessed as the module docstring says."""
     if name in _DATA:
@@ -237,16 +270,14 @@ def load(name):
     if name == "adult":
         X_tr, y_tr, X_te, y_te = load_adult()
         out = ("classification", X_tr, y_tr, X_te, y_te)
+    elif name in GENERATED_CLASSIFICATION:
+        out = _generated(*make_classification(n_samples=40000, **GENERATED_CLASSIFICATION[name]))
     elif name in ("breast_cancer", "digits"):
         X, y = (load_breast_cancer if name == "breast_cancer" else load_digits)(return_X_y=True)
         if name == "digits":
             y = (y >= 5).astype(int)
         X_tr, X_te, y_tr, y_te = _split(X, y, True)
         out = _task(_standardise(X_tr, X_te), y_tr, y_te)
-    elif name == "make_classification":
-        out = _generated(*make_classification(
-            n_samples=40000, n_features=30, n_informative=10, n_redundant=5, flip_y=0.03,
-            class_sep=0.8, random_state=7))
     elif name == "wine":
         X_tr, y_tr, X_te, y_te = load_wine_frame()
         out = _task(_standardise(X_tr, X_te), y_tr, y_te, (0, 10))
@@ -273,12 +304,6 @@ def load(name):
     elif name == "adult_age":
         # second held-out part: Adult's age as a regression target, public range 17..90
         out = _adult_target(0, (0,), (17.0, 90.0))
-    elif name == "make_classification_wide":
-        # second held-out part: 80 features, 12 informative, 8 redundant, classes 70 / 30,
-        # 5% label noise
-        out = _generated(*make_classification(
-            n_samples=40000, n_features=80, n_informative=12, n_redundant=8,
-            weights=[0.7, 0.3], flip_y=0.05, class_sep=1.0, random_state=41))
     elif name == "make_regression_heavy":
         # second held-out part: 30 features, all informative, Student-t noise (3 degrees of
         # freedom) of scale 0.7 x the signal's sd; bounds +-3 x the signal's sd x sqrt(2)
@@ -300,13 +325,6 @@ def load(name):
         # third held-out part: white wine rated 7 or more (of 3..9) from its 11 measurements
         X_tr, q_tr, X_te, q_te = load_wine_frame()
         out = _task(_standardise(X_tr, X_te), (q_tr >= 7).astype(int), (q_te >= 7).astype(int))
-    elif name in ("make_classification_hard", "make_classification_hard1"):
-        # third held-out part: 40 features, 5 informative, 5 redundant, 10% label noise, classes
-        # close together (class_sep 0.6); two clusters per class (not linearly learnable), or one
-        out = _generated(*make_classification(
-            n_samples=40000, n_features=40, n_informative=5, n_redundant=5, flip_y=0.1,
-            class_sep=0.6, n_clusters_per_class=1 if name.endswith("1") else 2,
-            random_state=53))
     elif name == "adult_education":
         # third held-out part: Adult's years of education (public range 1..16); neither
         # education column (the one-hot level nor the years) is a feature
@@ -320,13 +338,6 @@ def load(name):
         # fourth held-out part: Adult's "Married-civ-spouse"; neither the marital status nor
         # the relationship (husband, wife) is a feature
         out = _adult_target(5, (5, 7), positive="Married-civ-spouse")
-    elif name == "make_classification_skewed":
-        # fourth held-out part: 25 features, 6 informative, 4 redundant, classes 85 / 15, 2%
-        # label noise, class_sep 1.2, one cluster per class
-        out = _generated(*make_classification(
-            n_samples=40000, n_features=25, n_informative=6, n_redundant=4,
-            weights=[0.85, 0.15], flip_y=0.02, class_sep=1.2, n_clusters_per_class=1,
-            random_state=61))
     elif name == "wine_alcohol":
         # fourth held-out part: white wine's alcohol (% by volume; public range 8..15) from its
         # other 10 measurements (alcohol is the last column; the quality rating is not used)
@@ -342,19 +353,6 @@ def load(name):
         # fifth held-out part: Adult's workclass "Private" from its other columns (the
         # workclass itself and the income label are not features)
         out = _adult_target(1, (1,), positive="Private")
-    elif name == "make_classification_mid":
-        # fifth held-out part: 50 features, 8 informative, 6 redundant, classes 60 / 40, 4%
-        # label noise, class_sep 1, one cluster per class
-        out = _generated(*make_classification(
-            n_samples=40000, n_features=50, n_informative=8, n_redundant=6,
-            weights=[0.6, 0.4], flip_y=0.04, class_sep=1.0, n_clusters_per_class=1,
-            random_state=71))
-    elif name == "make_classification_sep":
-        # fifth held-out part: well separated classes (class_sep 2, 1% label noise), 15
-        # features, 5 informative, 2 redundant, one cluster per class
-        out = _generated(*make_classification(
-            n_samples=40000, n_features=15, n_informative=5, n_redundant=2, flip_y=0.01,
-            class_sep=2.0, n_clusters_per_class=1, random_state=73))
     else:
         raise ValueError(f"unknown data set {name!r}")
     task, X_tr, y_tr, X_te, y_te = out
