@@ -786,6 +786,12 @@ def variant_table(means, labels):
             + [f"| {v} | {variant_row(v, means, labels[0])} |" for v in labels])
 
 
+def seed_anchors(rows):
+    """``{(dataset, estimator, n, eps, seed): Opacus score}`` of a grid's rows."""
+    return {(r["dataset"], r["estimator"], r["n"], r["eps"], r["seed"]): r["score"]
+            for r in rows if r["method"] == "opacus"}
+
+
 def anchor_means(path):
     """``{(dataset, estimator, n, eps): mean Opacus score over the seeds}`` of a grid's csv."""
     scores = {}

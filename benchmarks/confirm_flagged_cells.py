@@ -48,8 +48,7 @@ def fresh_seeds(n):
 def gaps(rows):
     """``{(part, dataset, estimator, n, eps, method): per-seed gaps to the anchor}`` (score
     units), the seeds in order."""
-    anchor = {(r["dataset"], r["estimator"], r["n"], r["eps"], r["seed"]): r["score"]
-              for r in rows if r["method"] == "opacus"}
+    anchor = bd.seed_anchors(rows)
     out = {}
     for r in rows:
         key = (r["dataset"], r["estimator"], r["n"], r["eps"], r["seed"])

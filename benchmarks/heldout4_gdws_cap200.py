@@ -55,8 +55,7 @@ def fit(est, cap, X, y, X_te, y_te, eps, seed):
 
 def anchors():
     """Opacus anchor per (data, estimator, n, eps, seed), from the fourth part's grid run."""
-    return {(r["dataset"], r["estimator"], r["n"], r["eps"], r["seed"]): r["score"]
-            for r in bd.read_csv(GRID_CSV) if r["method"] == "opacus"}
+    return bd.seed_anchors(bd.read_csv(GRID_CSV))
 
 
 def se(x):
