@@ -5,9 +5,10 @@ import math
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
-from skdp.linear_model._base import clip_rows
+from skdp.linear_model._base import clip_rows, clipped_design
 from skdp.losses import MULTINOMIAL, get_loss, objective
 from skdp.optimizers import Budget, Problem
 from skdp.optimizers.dp_scd import DPSCD, _run_private
@@ -44,13 +45,15 @@ def _fit(kind, X, y, reg, **kw):
     return KINDS[kind](optimizer="dp_scd", **{param: reg}, **kw).fit(X, y)
 
 
-def _problem(kind, X, y, reg=1.0, clip=None, intercept=True):
-    """The Problem the estimators build (rows clipped to 1, intercept column 1)."""
+def _problem(kind, X, y, reg=1.0, clip=None, intercept=True, design=clip_rows):
+    """The Problem the estimators build (rows clipped to 1, intercept column 1); ``design``:
+    :func:`clip_rows` (a copy) or :func:`clipped_design` (X read in place, the intercept
+    column as the rows' constant tail)."""
     loss, Y = encoded(kind, y)
     n = X.shape[0]
     lam = reg / n if kind == "ridge" else 1.0 / (n * reg)
     lossobj = get_loss(loss)
-    Xc = clip_rows(X, 1.0, 1.0 if intercept else None)
+    Xc = design(X, 1.0, 1.0 if intercept else None)
     tau = lossobj.default_clip(Y.shape[1], 1.0) if clip is None else clip
     R = math.sqrt(2.0) if intercept else 1.0
     return Problem(X=Xc, Y=np.ascontiguousarray(Y), loss=lossobj, lam=lam, row_norm_bound=R, clip=tau)
@@ -104,6 +107,33 @@ def test_private_kernel_without_noise_converges():
         assert (f - f_ref) / f_ref < 1e-3, kind
         # and V stayed the image of the dual: V = X.T alpha (no noise, consistency)
         np.testing.assert_allclose(v, pr.X.T @ alpha[:, 0], atol=1e-9)
+
+
+@pytest.mark.parametrize("design", ["copy", "in place", "sparse"])
+@pytest.mark.parametrize("kind", ["logistic", "svc"])
+def test_private_multiclass_kernel_without_noise_converges(kind, design):
+    """The K-output batch loop (the multinomial dual's Newton step, one-vs-rest squared hinge;
+    each output's margin from its own contiguous copy of V, the intercept column's part added
+    once per batch where it is the rows' constant tail) with the noise and the clip switched off
+    converges to scikit-learn's optimum: a wrong output's margin or intercept stops it short."""
+    X, y = iris()
+    if design == "sparse":
+        X = sp.csr_matrix(X)
+    pr = _problem(kind, X, y, clip=np.inf,
+                  design=clipped_design if design == "in place" else clip_rows)
+    n, p = pr.X.shape
+    K = pr.Y.shape[1]
+    alpha, v = np.zeros((n, K)), np.zeros(p * K)
+    L = 10.0
+    _run_private(pr, alpha, v, 1.0 / (pr.lam * n), L, np.inf, int(400 * n / L), L / n, 0.0,
+                 0.0, 1, np.random.default_rng(0), np.zeros((0, 2, 0)), np.zeros((0, 0)))
+    W = (v / (pr.lam * n)).reshape(p, K)
+    Xa = clip_rows(iris()[0], 1.0, 1.0)  # the same design as an array
+    W_ref = sklearn_reference(kind, iris()[0], y, 1.0)
+    f = objective(Xa, pr.Y, W, pr.loss.loss_id, pr.lam, np.inf)
+    f_ref = objective(Xa, pr.Y, W_ref, pr.loss.loss_id, pr.lam, np.inf)
+    assert (f - f_ref) / f_ref < 1e-3
+    np.testing.assert_allclose(v.reshape(p, K), Xa.T @ alpha, atol=1e-9)
 
 
 # -- the secret dual ----------------------------------------------------------------------------
