@@ -48,21 +48,28 @@ def check_distributed(optimizer, n_samples):
         batch_fraction(getattr(optimizer, "batch_size", None), n_samples)  # its ValueError
 
 
+def release_bulk(rng, g, mechanism, scale, trace, t, replay):
+    """The kernels' :func:`~skdp.optimizers._step_parts.release_step` for these loops: g plus
+    the step's noise drawn in one call (:func:`~skdp.privacy.noise.add_noise_bulk`), recorded in
+    ``trace[t]`` when tracing, or replaced by a recorded run's release with ``replay``."""
+    tracing = trace.shape[0] > 0
+    if tracing:
+        trace[t, 0, :] = g
+    add_noise_bulk(rng, g, mechanism, scale)
+    if replay:  # release what the recorded run released (record/replay tests)
+        g[:] = trace[t, 1, :]
+    elif tracing:
+        trace[t, 1, :] = g
+
+
 def gdws_full_batch(
     oracle, w, lam, n_steps, inv_batch, step, smoothing, mechanism, noise_scale, rng, trace,
     replay, u, t0,
 ):
     """The full-batch case of ``dp_gdws``'s kernel; ``w`` and ``u`` updated in place."""
-    tracing = trace.shape[0] > 0
     for t in range(n_steps):
         g = oracle(w)
-        if tracing:
-            trace[t, 0, :] = g
-        add_noise_bulk(rng, g, mechanism, noise_scale)
-        if replay:  # release what the recorded run released (record/replay tests)
-            g[:] = trace[t, 1, :]
-        elif tracing:
-            trace[t, 1, :] = g
+        release_bulk(rng, g, mechanism, noise_scale, trace, t, replay)
         gj = g * inv_batch + lam * w
         if t0 + t == 0:
             u[:] = smoothing * gj
@@ -78,7 +85,6 @@ def nesterov_full_batch(
 ):
     """The full-batch case of :func:`~skdp.optimizers._nesterov.nesterov_kernel`; ``w`` and
     ``w_prev`` updated in place."""
-    tracing = trace.shape[0] > 0
     for t in range(alpha.shape[0]):
         b = beta[t]
         if restart[t]:
@@ -86,13 +92,7 @@ def nesterov_full_batch(
         y = (1.0 + b) * w - b * w_prev
         w_prev[:] = w
         g = oracle(y)
-        if tracing:
-            trace[t, 0, :] = g
-        add_noise_bulk(rng, g, mechanism, noise_scale[t])
-        if replay:
-            g[:] = trace[t, 1, :]
-        elif tracing:
-            trace[t, 1, :] = g
+        release_bulk(rng, g, mechanism, noise_scale[t], trace, t, replay)
         w[:] = y - alpha[t] * (g * inv_batch + lam * y)
     return alpha.shape[0]
 
@@ -110,20 +110,13 @@ def sgld_full_batch(
     oracle, w, lam, etas, inv_batch, sigma, init_std, radius, rng, trace, replay, initialise,
 ):
     """The full-batch case of ``dp_sgld``'s kernel; ``w`` updated in place."""
-    tracing = trace.shape[0] > 0
     if initialise:
         add_noise_bulk(rng, w, GAUSSIAN, init_std)
         _project(w, radius)
     for t in range(etas.shape[0]):
         eta = etas[t]
         g = oracle(w)
-        if tracing:
-            trace[t, 0, :] = g
-        add_noise_bulk(rng, g, GAUSSIAN, sigma * math.sqrt(2.0 / eta) / inv_batch)
-        if replay:
-            g[:] = trace[t, 1, :]
-        elif tracing:
-            trace[t, 1, :] = g
+        release_bulk(rng, g, GAUSSIAN, sigma * math.sqrt(2.0 / eta) / inv_batch, trace, t, replay)
         a = eta * inv_batch
         shrink = 1.0 - eta * lam
         w[:] = shrink * w - a * g

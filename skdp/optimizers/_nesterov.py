@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from ._glm import block_gradient_sum, gradient_workspace
-from ._step_parts import add_step_noise, draw_batch
+from ._step_parts import draw_batch, release_step
 
 __all__ = ["nesterov_kernel"]
 
@@ -58,7 +58,6 @@ def nesterov_kernel(
     y = np.zeros(D)
     prev = w.copy() if w_prev is None else w_prev
     partial = gradient_workspace(n, D)
-    tracing = trace.shape[0] > 0
     for t in range(T):
         b = beta[t]
         if restart[t]:
@@ -70,16 +69,7 @@ def nesterov_kernel(
             y[j] = yj
         m = draw_batch(rng, n, q, perm)  # q = None: all n rows, perm stays arange(n)
         block_gradient_sum(X, Y, y, perm, m, loss_id, tau, g, partial, threads)
-        if tracing:
-            for j in range(g.shape[0]):
-                trace[t, 0, j] = g[j]
-        add_step_noise(rng, g, mechanism, noise_scale[t])
-        if replay:  # release what the recorded run released (record/replay tests)
-            for j in range(g.shape[0]):
-                g[j] = trace[t, 1, j]
-        elif tracing:
-            for j in range(g.shape[0]):
-                trace[t, 1, j] = g[j]
+        release_step(rng, g, mechanism, noise_scale[t], trace, t, replay)
         a = alpha[t]
         for j in range(D):
             w[j] = y[j] - a * (g[j] * inv_batch + lam * y[j])

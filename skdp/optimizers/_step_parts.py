@@ -15,13 +15,13 @@ assignment (``trace[t, 1, :] = g``) compiles numba's shape-mismatch error path w
 formatting (about 15 % of the same compile).
 """
 
-from numba import types
+from numba import njit, types
 from numba.extending import overload
 
 from ..privacy.noise import GAUSSIAN, add_gaussian_noise, add_noise
 from ._glm import poisson_batch
 
-__all__ = ["draw_batch", "batch_rate", "add_step_noise", "noise_mode"]
+__all__ = ["draw_batch", "batch_rate", "add_step_noise", "noise_mode", "release_step"]
 
 
 def draw_batch(rng, n, q, perm):
@@ -58,3 +58,23 @@ def noise_mode(mechanism):
     """The ``mechanism`` argument of a kernel: None for GAUSSIAN (nothing else compiled), else
     the mechanism's id."""
     return None if mechanism == GAUSSIAN else mechanism
+
+
+@njit(cache=True, nogil=True)
+def release_step(rng, g, mechanism, scale, trace, t, replay):
+    """The release of step t, in place in ``g`` (the step's clipped gradient sum): g plus the
+    mechanism's noise of scale ``scale`` (:func:`add_step_noise`). When ``trace`` is not empty
+    its row t records the sum before (``trace[t, 0]``) and the release (``trace[t, 1]``). With
+    ``replay`` (record/replay tests only) ``trace[t, 1]`` holds a recorded run's release, and g
+    becomes that instead: the noise is still drawn, so the random stream stays aligned."""
+    tracing = trace.shape[0] > 0
+    if tracing:
+        for j in range(g.shape[0]):
+            trace[t, 0, j] = g[j]
+    add_step_noise(rng, g, mechanism, scale)
+    if replay:
+        for j in range(g.shape[0]):
+            g[j] = trace[t, 1, j]
+    elif tracing:
+        for j in range(g.shape[0]):
+            trace[t, 1, j] = g[j]

@@ -30,7 +30,7 @@ from ._glm import (
     block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
     threads_allowed,
 )
-from ._step_parts import add_step_noise, batch_rate, draw_batch, noise_mode
+from ._step_parts import batch_rate, draw_batch, noise_mode, release_step
 from ._loops import gdws_full_batch, poisson_oracle
 
 __all__ = ["DPGDWS"]
@@ -56,20 +56,10 @@ def _dp_gdws_kernel(
     g = np.zeros(D)
     avg = np.zeros(D) if u is None else u
     partial = gradient_workspace(n, D)
-    tracing = trace.shape[0] > 0
     for t in range(n_steps):
         m = draw_batch(rng, n, q, perm)
         block_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, partial, threads)
-        if tracing:
-            for j in range(g.shape[0]):
-                trace[t, 0, j] = g[j]
-        add_step_noise(rng, g, mechanism, noise_scale)
-        if replay:  # release what the recorded run released (record/replay tests)
-            for j in range(g.shape[0]):
-                g[j] = trace[t, 1, j]
-        elif tracing:
-            for j in range(g.shape[0]):
-                trace[t, 1, j] = g[j]
+        release_step(rng, g, mechanism, noise_scale, trace, t, replay)
         for j in range(D):
             gj = g[j] * inv_batch + lam * w[j]
             if t0 + t == 0:

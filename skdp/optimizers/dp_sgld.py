@@ -35,7 +35,7 @@ from ._glm import (
     block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
     threads_allowed,
 )
-from ._step_parts import batch_rate, draw_batch
+from ._step_parts import batch_rate, draw_batch, release_step
 from ._loops import poisson_oracle, sgld_full_batch
 
 __all__ = ["DPSGLD"]
@@ -119,7 +119,6 @@ def _sgld_kernel(
     D = w.shape[0]
     g = np.zeros(D)
     partial = gradient_workspace(n, D)
-    tracing = trace.shape[0] > 0
     # Data-independent initialisation (the paper's N(0, 2 sigma^2 / lam I) around the public
     # start w, then projected).
     if initialise:
@@ -129,16 +128,8 @@ def _sgld_kernel(
         eta = etas[t]
         m = draw_batch(rng, n, q, perm)  # q = None (full batch): all n rows
         block_gradient_sum(X, Y, w, perm, m, loss_id, tau, g, partial, threads)
-        if tracing:
-            for j in range(g.shape[0]):
-                trace[t, 0, j] = g[j]
-        add_gaussian_noise(rng, g, sigma * math.sqrt(2.0 / eta) / inv_batch)
-        if replay:  # release what the recorded run released (record/replay tests)
-            for j in range(g.shape[0]):
-                g[j] = trace[t, 1, j]
-        elif tracing:
-            for j in range(g.shape[0]):
-                trace[t, 1, j] = g[j]
+        # the Langevin noise on the sum (None: the Gaussian mechanism, see release_step)
+        release_step(rng, g, None, sigma * math.sqrt(2.0 / eta) / inv_batch, trace, t, replay)
         a = eta * inv_batch
         shrink = 1.0 - eta * lam
         for j in range(D):
