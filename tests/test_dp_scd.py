@@ -116,9 +116,8 @@ def test_private_multiclass_kernel_without_noise_converges(kind, design):
     each output's margin from its own contiguous copy of V, the intercept column's part added
     once per batch where it is the rows' constant tail) with the noise and the clip switched off
     converges to scikit-learn's optimum: a wrong output's margin or intercept stops it short."""
-    X, y = iris()
-    if design == "sparse":
-        X = sp.csr_matrix(X)
+    X_dense, y = iris()
+    X = sp.csr_matrix(X_dense) if design == "sparse" else X_dense
     pr = _problem(kind, X, y, clip=np.inf,
                   design=clipped_design if design == "in place" else clip_rows)
     n, p = pr.X.shape
@@ -128,8 +127,8 @@ def test_private_multiclass_kernel_without_noise_converges(kind, design):
     _run_private(pr, alpha, v, 1.0 / (pr.lam * n), L, np.inf, int(400 * n / L), L / n, 0.0,
                  0.0, 1, np.random.default_rng(0), np.zeros((0, 2, 0)), np.zeros((0, 0)))
     W = (v / (pr.lam * n)).reshape(p, K)
-    Xa = clip_rows(iris()[0], 1.0, 1.0)  # the same design as an array
-    W_ref = sklearn_reference(kind, iris()[0], y, 1.0)
+    Xa = clip_rows(X_dense, 1.0, 1.0)  # the same design as an array
+    W_ref = sklearn_reference(kind, X_dense, y, 1.0)
     f = objective(Xa, pr.Y, W, pr.loss.loss_id, pr.lam, np.inf)
     f_ref = objective(Xa, pr.Y, W_ref, pr.loss.loss_id, pr.lam, np.inf)
     assert (f - f_ref) / f_ref < 1e-3
