@@ -90,6 +90,8 @@ def test_bulk_noise_is_the_kernels_stream(mechanism):
     assert ra.random() == rb.random()
 
 
+# slow: about 10 s (compile and data) of the 5-minute default run; CI runs it
+@pytest.mark.slow
 def test_dask_fit_equals_memory_fit_and_keeps_rows_on_workers(client, monkeypatch):
     """Default run: dp_gdws on uneven chunks on the cluster gives the in-memory fit, and the
     rows never come to the client (no array conversion of a dask array, one gradient sum per
@@ -118,6 +120,8 @@ def test_dask_fit_equals_memory_fit_and_keeps_rows_on_workers(client, monkeypatc
     assert b.n_features_in_ == X.shape[1]
 
 
+# slow: about 10 s (compile and data) of the 5-minute default run; CI runs it
+@pytest.mark.slow
 def test_float32_chunks_are_read_in_place_as_in_memory(client):
     """A float32 dask array: each chunk is read in place on its worker (no float64 copy), with
     the kernels' float32 variants, so the fit is the in-memory float32 fit."""

@@ -400,6 +400,8 @@ def test_epsilon_inf_reaches_sklearn_optimum_multiclass(kind):
     assert relative_objective_gap(kind, est, X, y, 1.0) < 1e-4
 
 
+# slow: about 10 s (compile and data) of the 5-minute default run; CI runs it
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "loss, clip", [("logistic", 1.0), ("squared_hinge", 0.5), ("squared", 0.3)]
 )

@@ -49,6 +49,8 @@ def test_float32_fit_equals_float64_fit(make, same_bits):
     np.testing.assert_array_equal(X, X_before)  # the caller's array is not touched
 
 
+# slow: about 10 s (compile and data) of the 5-minute default run; CI runs it
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [
     lambda: DPLogisticRegression(random_state=0, max_iter=5),
     lambda: DPRidge(random_state=0, optimizer="dp_gdws", max_iter=5),

@@ -56,6 +56,8 @@ CASES = [("array", LOGISTIC, 1), ("dense", LOGISTIC, 1), ("sparse", LOGISTIC, 1)
          ("dense", SQUARED, 1), ("dense", MULTINOMIAL, 3), ("sparse", MULTINOMIAL, 3)]
 
 
+# slow: about 10 s (compile and data) of the 5-minute default run; CI runs it
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, loss_id, K", CASES)
 def test_block_sum_is_the_clipped_sum_whatever_the_threads(kind, loss_id, K):
     rng = np.random.default_rng(0)

@@ -121,8 +121,6 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         self
         """
         X, y = self._validate_X_y(X, y)
-        if self.loss != "squared_hinge":
-            raise ValueError(f"loss must be 'squared_hinge' (the smooth hinge); got {self.loss!r}")
         C = check_positive(self.C, "C")
         self.classes_, index = resolve_classes(self.classes, y)
         n, K = X.shape[0], self.classes_.shape[0]
