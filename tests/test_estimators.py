@@ -256,3 +256,16 @@ def test_raw_table_errors_say_what_to_do_privately():
     with pytest.raises(ValueError, match="Input y contains NaN") as info:
         DPRidge().fit(frame, np.r_[np.nan, y[1:]].astype(float))
     assert "SimpleImputer" not in str(info.value)
+
+
+@pytest.mark.parametrize("est, wrapper", [(DPRidge(), "MultiOutputRegressor"),
+                                          (DPLogisticRegression(), "MultiOutputClassifier"),
+                                          (DPLinearSVC(), "MultiOutputClassifier")])
+def test_several_target_columns_are_refused_with_the_composing_alternative(est, wrapper):
+    X, y = breast_cancer()
+    Y = np.column_stack([y, 1 - y]).astype(float)
+    before = Y.copy()
+    with pytest.raises(ValueError, match=rf"y should be a 1d array(.|\n)*one target column"
+                                         rf"(.|\n)*{wrapper}(.|\n)*compose"):
+        clone(est).fit(X, Y)
+    assert np.array_equal(Y, before)

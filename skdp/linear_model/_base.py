@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, is_regressor
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from sklearn.utils._param_validation import StrOptions
@@ -171,6 +171,13 @@ def _explained_data_errors(estimator, X):
                 "MissingIndicator(features='all') to keep the information), in a "
                 "skdp.pipeline.PrivatePipeline; a mean or median imputer would read the "
                 "private data"
+            ) from exc
+        if "y should be a 1d array" in str(exc):
+            wrapper = "Regressor" if is_regressor(estimator) else "Classifier"
+            raise ValueError(
+                f"{exc}\n{name} fits one target column. For several targets, fit one model per "
+                f"column (sklearn.multioutput.MultiOutput{wrapper} does): every fit is a "
+                "release, and their privacy losses compose (a skdp.PrivacyLedger totals them)"
             ) from exc
         dtypes = getattr(X, "dtypes", None)
         if dtypes is None or not hasattr(X, "columns"):
