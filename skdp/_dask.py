@@ -68,7 +68,8 @@ def as_dask_vector(v, row_chunks, name):
     if v.ndim == 2 and v.shape[1] == 1:
         v = v[:, 0]
     if v.ndim != 1:
-        raise ValueError(f"{name} must be 1-D; got shape {v.shape}")
+        # scikit-learn's wording, which the estimators' explained errors extend
+        raise ValueError(f"{name} should be a 1d array, got an array of shape {v.shape} instead.")
     if v.shape[0] != sum(row_chunks):
         raise ValueError(
             f"{name} has {v.shape[0]} entries but X has {sum(row_chunks)} rows"

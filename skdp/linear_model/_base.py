@@ -159,7 +159,8 @@ def prediction_row_factors(X, data_norm):
 def _explained_data_errors(estimator, X):
     """Add to scikit-learn's errors for raw tables what to do, privately: name the text columns
     of a DataFrame (a column of numbers stored as objects still converts, as in scikit-learn),
-    and say how to fill missing values without reading the private data."""
+    say how to fill missing values without reading the private data, and, for a y of several
+    columns, name the one-fit-per-column wrapper and that its fits compose."""
     name = type(estimator).__name__
     try:
         yield
@@ -339,7 +340,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
 
     def _validate_X_y(self, X, y, **kwargs):
         if is_dask(X):  # rows that stay on Dask workers (skdp._dask): checked there
-            X, y = as_dask_inputs(X, y)
+            with _explained_data_errors(self, X):
+                X, y = as_dask_inputs(X, y)
             self.n_features_in_ = int(X.shape[1])
             return X, y
         # float32 stays float32: the fit reads it in place (clipped_design), computing in
