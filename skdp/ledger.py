@@ -136,12 +136,20 @@ class LedgerEntry:
 
 def shares_a_stream(entries):
     """Whether two of ``entries`` drew from one random stream (a tag in both)."""
-    seen = set()
-    for e in entries:
-        if seen & e.streams:
-            return True
-        seen |= e.streams
-    return False
+    return first_shared_stream(entries) is not None
+
+
+def first_shared_stream(entries):
+    """``(i, j)``, the positions of the first two of ``entries`` that drew from one random
+    stream (a tag in both), or None."""
+    first = {}  # tag -> position of the first entry that drew from it
+    for j, e in enumerate(entries):
+        for tag in e.streams:
+            if tag in first:
+                return first[tag], j
+        for tag in e.streams:
+            first.setdefault(tag, j)
+    return None
 
 
 def _shared_stream_message(source, ledger_label, outcome):
@@ -932,6 +940,11 @@ class PrivacyLedger:
         naive = sum(e.epsilon for e in entries)
         lines.append(f"composed: epsilon={total:.4g} at delta={self.delta:.3g} over {len(entries)} "
                      f"charges (sum of the per-fit epsilons: {naive:.4g})")
+        shared = first_shared_stream(entries)
+        if shared is not None:
+            lines.append(f"infinite: charges #{shared[0]} and #{shared[1]} drew their noise from "
+                         "one random stream (the same integer random_state, or copies of one "
+                         "generator); give every fit fresh randomness")
         return "\n".join(lines)
 
     def __repr__(self):

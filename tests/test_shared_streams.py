@@ -127,6 +127,22 @@ def test_clones_of_one_generator_share_a_stream(data, seed):
     assert math.isfinite(ledger.spent())
 
 
+def test_ledger_summary_names_the_charges_that_share_a_stream(data):
+    """The summary says why its total is infinite: which two charges drew one stream."""
+    X, y = data
+    with PrivacyLedger(delta=DELTA) as ledger, pytest.warns(UserWarning, match=SHARED):
+        _est(random_state=1).fit(X, y)
+        _est(random_state=0).fit(X, y)
+        _est(random_state=2).fit(X, y)
+        _est(random_state=0).fit(X, y)
+    assert "epsilon=inf" in ledger.summary()
+    assert "charges #1 and #3 drew their noise from one random stream" in ledger.summary()
+    with PrivacyLedger(delta=DELTA) as fresh:
+        _est(random_state=1).fit(X, y)
+        _est(random_state=2).fit(X, y)
+    assert "random stream" not in fresh.summary() and math.isfinite(fresh.spent())
+
+
 def test_fits_in_worker_processes_are_compared_with_the_ledgers_key(data):
     """A GridSearchCV with a fixed seed in two worker processes: each worker tags its fits with
     the key its pickled copy of the ledger carries, so the parent sees the shared streams."""
