@@ -143,3 +143,34 @@ def test_problem_refuses_weights_outside_the_public_bound():
     with pytest.raises(ValueError, match="max_sample_weight"):
         Problem(X=X, Y=y[:, None].astype(float), loss=get_loss("logistic"), lam=0.1,
                 row_norm_bound=1.0, clip=1.0, sample_weight=np.full(len(y), 2.0))
+
+
+@pytest.mark.parametrize("routing", [False, True])
+def test_bagging_members_get_their_bootstrap_counts_as_clipped_weights(routing, monkeypatch):
+    """The budget guide's claim about BaggingClassifier: each member sees every row once, with
+    its bootstrap count as a weight that the fit clips to ``max_sample_weight`` (with metadata
+    routing, once the estimator requests the weights)."""
+    import sklearn
+    from sklearn.ensemble import BaggingClassifier
+
+    from skdp.linear_model._base import DPLinearModel
+
+    seen = []
+    validate = DPLinearModel._validate_sample_weight
+
+    def spy(self, sample_weight, X):
+        clipped = validate(self, sample_weight, X)
+        seen.append((X.shape[0], len(np.unique(X[:, 0])), np.max(sample_weight), np.max(clipped)))
+        return clipped
+
+    monkeypatch.setattr(DPLinearModel, "_validate_sample_weight", spy)
+    X, y = _data(DPLogisticRegression, n=200)
+    member = DPLogisticRegression(epsilon=1.0, random_state=0)
+    with sklearn.config_context(enable_metadata_routing=routing):
+        if routing:
+            member = member.set_fit_request(sample_weight=True)
+        BaggingClassifier(member, n_estimators=3, random_state=0).fit(X, y)
+    assert len(seen) == 3
+    for rows, distinct, drawn_most, used_most in seen:
+        assert rows == distinct == 200  # no row repeated
+        assert drawn_most >= 2 and used_most == 1.0  # a record drawn twice or more weighs one
