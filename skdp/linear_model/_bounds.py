@@ -288,7 +288,7 @@ class PrivateFit:
         # ExponentialMechanismEvent.to_dp_accounting): the whole fit is accounted with RDP.
         accountant = "rdp"
         prior_pure = prior.pure_epsilon()
-        if getattr(optimizer, "event_depends_on_problem", True):
+        if _event_depends_on(optimizer, problem):
             result, composed, budget = self._solve_adaptive(optimizer, problem, prior, callback,
                                                             callback_every, prior_pure)
             spent = compute_epsilon(composed, self.delta, accountant)
@@ -351,7 +351,8 @@ class PrivateFit:
 
     def _solve_adaptive(self, optimizer, problem, prior, callback, callback_every, prior_pure):
         """An optimizer whose event may depend on the problem's constants, hence on the bounds
-        released before it (the number of steps of dp_nag_opt, the Langevin bound of dp_sgld).
+        released before it (the number of steps of dp_nag_opt, the Langevin bound of dp_sgld,
+        dp_gdws's default step count on the squared loss, which reads the smoothness).
 
         Composition with a mechanism chosen from earlier releases is sound when that mechanism
         is rho-zCDP for one fixed rho whatever was released: the optimizer is calibrated to the
@@ -376,8 +377,8 @@ class PrivateFit:
                 "event that depends on the bounds estimated privately inside the fit and is not "
                 "zCDP, so the two cannot be composed into one proven guarantee; nothing was "
                 "released. Give public bounds (data_norm=<number>, and y_bounds for DPRidge), "
-                "use the optimizer in full batch, or use dp_gdws, dp_scd (variant='secret_dual') or "
-                "dp_nsgd_tree"
+                "use the optimizer in full batch (dp_gdws: or a fixed max_iter), or use dp_gdws, "
+                "dp_scd (variant='secret_dual') or dp_nsgd_tree"
             )
         composed = ComposedEvent(tuple(self.events) + (ZCDPEvent(rho),))
         result.extras["_skdp_last_progress"] = last
@@ -400,6 +401,15 @@ class PrivateFit:
             return callback(replace(progress, epsilon=min(cap, progress.epsilon + prior_pure)))
 
         return wrapped, last
+
+
+def _event_depends_on(optimizer, problem):
+    """Whether the optimizer's event may depend on the problem's constants (hence on the bounds
+    released before it in this fit); an optimizer that does not say is assumed to."""
+    check = getattr(optimizer, "event_depends_on", None)
+    if check is not None:
+        return bool(check(problem))
+    return bool(getattr(optimizer, "event_depends_on_problem", True))
 
 
 def _is_zcdp_within(event, rho):

@@ -308,6 +308,13 @@ class DPOptimizer(BaseEstimator):
     #: on a released value, and only a zCDP event within the rho left can then be composed
     #: soundly (see :mod:`skdp.linear_model._bounds`).
     event_depends_on_problem = True
+
+    def event_depends_on(self, problem):
+        """Whether this fit's privacy event may depend on ``problem``'s constants (see
+        :attr:`event_depends_on_problem`); an optimizer whose event reads them only for some
+        problems says which."""
+        return bool(self.event_depends_on_problem)
+
     #: Whether ``problem.init`` (a public starting point, the estimators' ``warm_start``) is used.
     supports_warm_start = True
     #: Whether the steps can run on rows that live on Dask workers (:mod:`skdp._dask`).

@@ -167,7 +167,8 @@ class DPGDWS(DPOptimizer):
     """
 
     name = "dp_gdws"
-    # its event is a function of n, the budget and the hyper-parameters only
+    # its event is a function of n, the budget and the hyper-parameters, and for the squared
+    # loss at max_iter=None of the problem's constants too (see event_depends_on)
     event_depends_on_problem = False
     supports_replay = True
     supports_distributed = True  # full batch: the step is a sum over rows
@@ -197,6 +198,13 @@ class DPGDWS(DPOptimizer):
         self.tol = tol
 
     # -- parameters ---------------------------------------------------------------------------
+    def event_depends_on(self, problem):
+        """The squared loss's default step count (``max_iter=None``, :func:`~._defaults.
+        gdws_steps`) reads the problem's G, R and beta, which come from the bounds released
+        inside a fit with automatic bounds: the number of steps, hence the event, then depends
+        on a release (the classification rule reads n, d and the budget only)."""
+        return self.max_iter is None and problem.loss.name == "squared"
+
     def _n_steps(self, private, problem=None, budget=None):
         """Noisy steps of a private fit: ``max_iter``, or (None) the public rule
         :func:`~._defaults.gdws_steps` of n, d, the budget, the loss and the problem's public
