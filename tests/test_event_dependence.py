@@ -37,23 +37,55 @@ def _problem(loss_name, row_bound, lam, typical, clip_factor):
                    typical_row_norm=typical * row_bound)
 
 
-@pytest.mark.parametrize("loss_name", ["logistic", "squared", "squared_hinge"])
-@pytest.mark.parametrize("name", OPTIMIZER_NAMES)
-def test_event_reads_the_problem_only_where_declared(name, loss_name):
+def _check_declaration(name, params, loss_name, epsilon=1.0, delta=1e-5):
     events, declared = [], []
     for constants in CONSTANTS:
         problem = _problem(loss_name, *constants)
-        optimizer = get_optimizer_class(name)()
+        optimizer = get_optimizer_class(name)(**params)
+        budget = Budget(epsilon=epsilon, delta=delta, accountant="rdp")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            result = optimizer.solve(problem, Budget(epsilon=1.0, delta=1e-5, accountant="rdp"),
-                                     np.random.default_rng(1))
-        events.append(result.record.event)
+            try:
+                events.append(optimizer.solve(problem, budget, np.random.default_rng(1))
+                              .record.event)
+            except ValueError as refusal:  # a refusal that depends on the problem reads it too
+                events.append(f"refused: {refusal}")
         declared.append(optimizer.event_depends_on(problem))
     if any(e != events[0] for e in events):
         assert all(declared), (
-            f"{name} ({loss_name}): the event changes with the problem's constants but the "
-            f"optimizer declares it does not for {[c for c, d in zip(CONSTANTS, declared) if not d]}")
+            f"{name} {params} ({loss_name}): the event changes with the problem's constants but "
+            "the optimizer declares it does not for "
+            f"{[c for c, d in zip(CONSTANTS, declared) if not d]}")
+
+
+@pytest.mark.parametrize("loss_name", ["logistic", "squared", "squared_hinge"])
+@pytest.mark.parametrize("name", OPTIMIZER_NAMES)
+def test_event_reads_the_problem_only_where_declared(name, loss_name):
+    """Every optimizer at its defaults, every loss."""
+    _check_declaration(name, {}, loss_name)
+
+
+def _audited_options():
+    from skdp.audit._paths import optimizer_paths
+
+    options = []
+    for path in optimizer_paths():
+        if (path.optimizer, path.params) not in options:
+            options.append((path.optimizer, path.params))
+    return options
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("loss_name", ["logistic", "squared"])
+@pytest.mark.parametrize("name, params", _audited_options(),
+                         ids=[f"{n} {p}" for n, p in _audited_options()])
+def test_every_audited_option_declares_what_its_event_reads(name, params, loss_name):
+    """The options of the audit paths (mini-batches, Laplace noise, allocations, step counts,
+    variants), at the audits' budget: the same check, so that an option whose event reads the
+    problem says so."""
+    from skdp.audit._paths import POWER_DELTA, POWER_EPSILON
+
+    _check_declaration(name, params, loss_name, POWER_EPSILON, POWER_DELTA)
 
 
 def test_dp_gdws_squared_default_steps_read_the_problem():
