@@ -271,3 +271,22 @@ def test_private_bound_path_steps_from_the_released_median():
     median = est.privacy_record_.details["private_bounds"]["data_norm"]["value"]
     assert est.optimizer_.name == "dp_nag_opt" and est.data_norm_ == 1.5 * median
     assert est.hyperparameters_["smoothness"] == pytest.approx(0.8, abs=0.01)
+
+
+def test_zero_inflated_path_takes_the_tail_branch():
+    """The path "zero-inflated targets" audits the tail branch of y_bounds="auto": in its fits
+    the upper quartile of |y - median| is released at the grid's floor and the bounds come
+    from the tail's median (drawn), not from the quartile."""
+    import warnings
+
+    path, = [p for p in estimator_paths() if "zero-inflated" in p.label]
+    for seed in range(5):
+        c, X = path.data(seed)
+        assert np.mean(c.y == 0.0) > 0.8
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est = path.make(seed).fit(X, c.y)
+        bounds = est.privacy_record_.details["private_bounds"]
+        assert bounds["y_spread"]["value"] == 0.0
+        assert bounds["y_tail"]["value"] > 0.0
+        assert est.y_bounds_[1] == pytest.approx(4.0 * bounds["y_tail"]["value"])

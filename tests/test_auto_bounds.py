@@ -186,16 +186,103 @@ def test_ridge_bounds_hold_targets_with_an_atom():
         assert est.score(X_te, y_te) > reference - 0.05
 
 
-def test_ridge_warns_when_most_targets_share_one_value():
-    """More than three quarters of the targets equal (85% zeros): the spread's release is the
-    grid's floor and the bounds hold only the zeros; the fit says so. With 60% zeros it does
-    not warn (the previous test)."""
-    rng = np.random.default_rng(1)
-    X = rng.normal(size=(4000, 3))
-    y = np.where(X[:, 0] > 1.0, 5.0 + X[:, 1], 0.0)
+def _censored_targets(zero_share, n=4000, seed=1):
+    """A zero-inflated target: 0 below a threshold of a linear signal, an amount above it."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] > np.quantile(X[:, 0], zero_share), 5.0 + X[:, 1], 0.0)
+    return X, y
+
+
+def test_ridge_bounds_hold_the_others_when_most_targets_share_one_value():
+    """More than three quarters of the targets equal (85% zeros): the upper quartile of
+    ``|y - median|`` is released at the grid's floor, and the bounds come from the tail reserve
+    (the private median of the non-zero ``|y - median|``): they hold the non-zero targets, the
+    model beats the zero-R^2 baseline (collapsed onto the zeros before session 27: y_bounds_
+    +-3.6e-5, R^2 below 0), and the fit says where its bounds come from."""
+    from sklearn.linear_model import Ridge
+
+    X, y = _censored_targets(0.85)
     assert np.mean(y == 0.0) > 0.8
+    reference = Ridge().fit(X[:3000], y[:3000]).score(X[3000:], y[3000:])
+    for seed in range(3):
+        with pytest.warns(UserWarning, match="three quarters of the targets may share one value"):
+            est = DPRidge(epsilon=1.0, delta=DELTA, random_state=seed).fit(X[:3000], y[:3000])
+        tail = est.privacy_record_.details["private_bounds"]["y_tail"]["value"]
+        assert tail is not None and est.y_bounds_ == pytest.approx((-4.0 * tail, 4.0 * tail))
+        assert est.y_bounds_[1] > np.median(y[y > 0])
+        assert est.score(X[3000:], y[3000:]) > 0.5 * reference
+
+
+def test_ridge_warns_when_even_the_tail_is_at_the_floor():
+    """The tail's median at the grid's floor too (the others are below 2^-16, and enough of
+    them to outweigh the base measure's pull towards magnitude 1): the bounds hold only the
+    shared value, and the fit says so."""
+    X, y = _censored_targets(0.85, n=40_000)
+    y = np.where(y > 0, 1e-9, 0.0)
     with pytest.warns(UserWarning, match="at the floor of its grid"):
         DPRidge(epsilon=1.0, delta=DELTA, random_state=0).fit(X, y)
+
+
+def test_tail_reserve_is_charged_in_both_branches():
+    """The tail release is planned from public quantities (n, the budget, the grid) and charged
+    whether the upper quartile collapsed (drawn) or not (not drawn): fits of the same n and
+    budget on targets with and without an atom report the same events and epsilon, so the
+    branch taken, a function of a private release, changes nothing in the claim. At large n
+    the reserve is smaller than its cap (a reliable median of a twentieth of the rows)."""
+    from skdp.linear_model._bounds import Y_TAIL_SHARE, tail_plan
+    from skdp.privacy import ExponentialMechanismEvent
+    from skdp.privacy.quantiles import em_epsilon, positive_grid
+    from skdp.privacy.split import zcdp_budget
+
+    X, y_atom = _censored_targets(0.85)
+    y_plain = 5.0 + X[:, 1] + X[:, 0]
+    fits = {}
+    for name, y in (("atom", y_atom), ("plain", y_plain)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            fits[name] = DPRidge(epsilon=1.0, delta=DELTA, random_state=0,
+                                 data_norm=5.0).fit(X, y)
+    atom, plain = fits["atom"], fits["plain"]
+    assert atom.privacy_record_.details["private_bounds"]["y_tail"]["value"] is not None
+    assert plain.privacy_record_.details["private_bounds"]["y_tail"]["value"] is None
+
+    def em_epsilons(est):
+        return [e.epsilon for e in est.dp_event_.events if isinstance(e, ExponentialMechanismEvent)]
+
+    planned = tail_plan(len(y_atom), zcdp_budget(1.0, DELTA), positive_grid().size)
+    assert em_epsilons(atom) == em_epsilons(plain) and len(em_epsilons(atom)) == 3
+    assert em_epsilons(atom)[-1] == planned
+    assert atom.epsilon_ == plain.epsilon_ <= 1.0
+    rho = zcdp_budget(1.0, DELTA)
+    assert planned == pytest.approx(em_epsilon(Y_TAIL_SHARE * rho, 1))  # capped at 4000 rows
+    assert tail_plan(400_000, rho, positive_grid().size) < 0.5 * planned
+
+
+@pytest.mark.parametrize("cells", [False, True])
+def test_tail_median_of_the_selection_has_sensitivity_one(cells):
+    """The tail release is the quantile mechanism on the records that differ from the released
+    centre (a per-record selection): one record added, removed or replaced, at the atom or off
+    it, moves every candidate's utility by at most 1 and the release's probabilities by at most
+    a factor exp(epsilon)."""
+    from skdp.linear_model._bounds import _outside_the_atom
+    from skdp.privacy.quantiles import quantile_distribution, quantile_utility, positive_grid
+
+    rng = np.random.default_rng(3)
+    grid = positive_grid()
+    eps, worst = 0.7, 0.0
+    for _ in range(40):
+        dev = np.where(rng.random(60) < 0.8, 0.0, np.abs(rng.lognormal(0.0, 2.0, 60)))
+        i = int(rng.integers(60))
+        far = float(rng.choice([0.0, 1e-3, 7.0, 1e9]))
+        neighbours = [np.append(dev, far), np.delete(dev, i), np.where(np.arange(60) == i, far, dev)]
+        for other in neighbours:
+            a, b = _outside_the_atom(dev), _outside_the_atom(other)
+            du = np.abs(quantile_utility(a, 0.5, grid, cells) - quantile_utility(b, 0.5, grid, cells))
+            assert du.max() <= 1.0 + 1e-12
+            p, p2 = (quantile_distribution(v, 0.5, eps, grid, cells=cells) for v in (a, b))
+            worst = max(worst, float(np.max(np.abs(np.log(p) - np.log(p2)))))
+    assert eps * 0.5 < worst <= eps + 1e-9
 
 
 def test_private_quantile_samples_the_exponential_mechanism():
@@ -380,14 +467,17 @@ def test_auto_bounds_compose_into_the_fit_event_and_the_ledger():
     event = est.dp_event_
     assert isinstance(event, ComposedEvent)
     ems = [e for e in event.events if isinstance(e, ExponentialMechanismEvent)]
-    assert len(ems) == 3  # the data_norm median, the y median and the y spread
+    # the y median, the y spread, the y tail (planned and charged, drawn only if the spread
+    # collapses) and the data_norm median
+    assert len(ems) == 4
     optimizer_event = event.events[-1]
     assert est.epsilon_ == pytest.approx(compute_epsilon(event, DELTA), rel=1e-12)
     assert est.epsilon_ <= 1.0
     assert est.epsilon_ > 0.99  # the optimizer gets what the bounds left, not less
     assert compute_epsilon(optimizer_event, DELTA) < est.epsilon_
     details = est.privacy_record_.details
-    assert set(details["private_bounds"]) == {"data_norm", "y_median", "y_spread"}
+    assert set(details["private_bounds"]) == {"data_norm", "y_median", "y_spread", "y_tail"}
+    assert details["private_bounds"]["y_tail"]["value"] is None  # diabetes: no atom
     assert details["optimizer_target_epsilon"] < 1.0
     assert len(ledger) == 1 and ledger.entries[0].event == event
 

@@ -651,3 +651,20 @@ def test_private_pipeline_on_dask_equals_memory(client):
     ct = ColumnTransformer([("num", PrivateRobustScaler(), [0, 1, 2, 3])])
     with pytest.raises(ValueError, match="ColumnTransformer.*cannot run on Dask inputs"):
         pipe(ct).fit(_lazy(X), _lazy(y))
+
+
+def test_tail_of_zero_inflated_targets_is_the_memory_release():
+    """y_bounds="auto" on targets of which more than three quarters are 0: the tail's median
+    (the records off the atom, selected chunk by chunk) gives the in-memory release, bounds
+    and fit (local scheduler, or the module's cluster when it is running)."""
+    X, _, _, yr = _data(7)
+    y = np.where(yr > np.quantile(yr, 0.85), yr, 0.0)
+    params = dict(epsilon=8.0, delta=1e-6, random_state=3, optimizer=DPGDWS(max_iter=5))
+    with pytest.warns(UserWarning, match="three quarters"):
+        a = DPRidge(**params).fit(X, y)
+    with pytest.warns(UserWarning, match="three quarters"):
+        b = DPRidge(**params).fit(_lazy(X), _lazy(y))
+    tail = a.privacy_record_.details["private_bounds"]["y_tail"]["value"]
+    assert tail is not None and tail > 0
+    assert b.y_bounds_ == a.y_bounds_ and b.data_norm_ == a.data_norm_
+    _assert_same_fit(a, b)

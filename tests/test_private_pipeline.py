@@ -242,7 +242,10 @@ def test_pipeline_ridge_with_auto_targets():
     pipe = make_private_pipeline(PrivateRobustScaler(random_state=0), DPRidge(random_state=0),
                                  epsilon=1.0, delta=DELTA).fit(X, y)
     ems = [e for e in pipe.dp_event_.events if isinstance(e, ExponentialMechanismEvent)]
-    assert len(ems) == 2  # y median and spread; data_norm is the scaler's public bound
+    # y median, spread and the planned tail (charged, not drawn: no atom here); data_norm is
+    # the scaler's public bound
+    assert len(ems) == 3
+    assert pipe[-1].privacy_record_.details["private_bounds"]["y_tail"]["value"] is None
     assert pipe.epsilon_ <= 1.0 and pipe.score(X, y) > 0.5
 
 

@@ -39,8 +39,10 @@ class DPRidge(RegressorMixin, DPLinearModel):
         their midpoint. A pair is a public bound (free; it must not be derived from the private
         data). "auto": the private median of y plus or minus 2.35 private upper quartiles of
         ``|y - median|`` (2.7 standard deviations for normal targets; 4 private median absolute
-        deviations where the quartile's release would be unreliable), for 10% of the fit's
-        zCDP budget (up to 40% on small data sets),
+        deviations where the quartile's release would be unreliable; 4 private medians of the
+        other targets' distance to the centre where more than three quarters of the targets
+        share its value), for 10% of the fit's zCDP budget (up to 40% on small data sets) and
+        up to 2% for the third release (charged whether or not it is drawn),
         included in ``epsilon_`` (see
         :ref:`raw_data`); the exact range of y at ``epsilon=np.inf``. The values used are
         ``y_bounds_``.
