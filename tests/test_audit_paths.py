@@ -290,3 +290,21 @@ def test_zero_inflated_path_takes_the_tail_branch():
         assert bounds["y_spread"]["value"] == 0.0
         assert bounds["y_tail"]["value"] > 0.0
         assert est.y_bounds_[1] == pytest.approx(4.0 * bounds["y_tail"]["value"])
+
+
+def test_gdws_default_steps_path_reports_the_zcdp_budget_left():
+    """The path "dp_gdws default step count" runs the accounting of an event that reads the
+    released bounds: the fit's last event is the zCDP budget left (the same for every release),
+    not the Gaussian steps it took, and the claim is the fit's epsilon."""
+    import warnings
+
+    from skdp.privacy import ZCDPEvent
+
+    path, = [p for p in estimator_paths() if "default step count" in p.label]
+    c, X = path.data(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = path.make(0).fit(X, c.y)
+    assert est.optimizer.max_iter is None
+    assert isinstance(est.dp_event_.events[-1], ZCDPEvent)
+    assert est.epsilon_ == pytest.approx(POWER_EPSILON, rel=1e-6)

@@ -621,6 +621,15 @@ def estimator_paths():
           loss="squared", offset_free=True, factor=0.4, n_rows=300, atom_share=0.85,
           why="as the path above, in the branch of the tail median (85% of the targets 0; real "
               "0.45 against 2 with 1000 + 1000 fits; x0.4 caught at 2.85, x0.5 at 2.11)"),
+        # ... dp_gdws at its own squared-loss step count, which reads the smoothness and so the
+        # released bounds: the fit reports the zCDP budget left (session 27), not the event of
+        # the step count it took
+        E("DPRidge y_bounds='auto', dp_gdws default step count (zCDP left, 300 rows)",
+          "private bounds",
+          lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
+                               data_norm=1.0, y_bounds="auto", random_state=seed,
+                               optimizer=DPGDWS(step=0.01)),
+          loss="squared", offset_free=True, n_rows=300, fits=1000),
         # data_norm="auto": a private median of the row norms, then dp_nag_opt at its own
         # defaults with the bound 1.5 medians and the step from the released typical row
         # (session 14's floor 0.8 R^2); the claim composes the median and the model
