@@ -250,11 +250,11 @@ def test_tail_reserve_is_charged_in_both_branches():
     def em_epsilons(est):
         return [e.epsilon for e in est.dp_event_.events if isinstance(e, ExponentialMechanismEvent)]
 
-    planned = tail_plan(len(y_atom), zcdp_budget(1.0, DELTA), positive_grid().size)
+    rho = zcdp_budget(1.0, DELTA)
+    planned = tail_plan(len(y_atom), rho, positive_grid().size)
     assert em_epsilons(atom) == em_epsilons(plain) and len(em_epsilons(atom)) == 3
     assert em_epsilons(atom)[-1] == planned
     assert atom.epsilon_ == plain.epsilon_ <= 1.0
-    rho = zcdp_budget(1.0, DELTA)
     assert planned == pytest.approx(em_epsilon(Y_TAIL_SHARE * rho, 1))  # capped at 4000 rows
     assert tail_plan(400_000, rho, positive_grid().size) < 0.5 * planned
 

@@ -484,6 +484,13 @@ def estimator_paths():
     from ..optimizers.dp_sgld import DPSGLD
 
     logistic, svc, ridge, logistic_defaults, svc_defaults = _estimators()
+
+    # DPRidge with private target bounds (y_bounds="auto") and dp_gdws with the given settings
+    def auto_targets(**gdws):
+        return lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA,
+                                    fit_intercept=False, data_norm=1.0, y_bounds="auto",
+                                    random_state=seed, optimizer=DPGDWS(**gdws))
+
     E = EstimatorPath
     return [
         E("DPLogisticRegression (logistic)", "losses", logistic()),
@@ -593,9 +600,7 @@ def estimator_paths():
         # (derivative_clip="auto": a quarter of the released half-range, so the canary's
         # clipped residual has the size it has in the path "DPRidge (squared)")
         E("DPRidge y_bounds='auto' (dp_gdws)", "private bounds",
-          lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
-                               data_norm=1.0, y_bounds="auto", random_state=seed,
-                               optimizer=DPGDWS(step=0.01, max_iter=10)),
+          auto_targets(step=0.01, max_iter=10),
           loss="squared", offset_free=True, factor=0.4,
           why="the claim includes the two private target quantiles, which this canary (its "
               "target the same in D and D') cannot see; the model is calibrated to what they "
@@ -604,9 +609,7 @@ def estimator_paths():
         # ... with 300 rows, where the spread's public rule takes the upper quartile of
         # |y - median| (reliable from about 200 rows at this budget) instead of the MAD
         E("DPRidge y_bounds='auto', quartile spread (dp_gdws, 300 rows)", "private bounds",
-          lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
-                               data_norm=1.0, y_bounds="auto", random_state=seed,
-                               optimizer=DPGDWS(step=0.01, max_iter=10)),
+          auto_targets(step=0.01, max_iter=10),
           loss="squared", offset_free=True, factor=0.4, n_rows=300,
           why="as the path above, in the branch of the upper quartile (real 0.75 against 2 with "
               "1000 + 1000 fits; x0.4 caught at 3.68; the tail reserve charged, not drawn)"),
@@ -615,9 +618,7 @@ def estimator_paths():
         # that are not 0), charged in every fit that plans it
         E("DPRidge y_bounds='auto', zero-inflated targets: tail median (dp_gdws, 300 rows)",
           "private bounds",
-          lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
-                               data_norm=1.0, y_bounds="auto", random_state=seed,
-                               optimizer=DPGDWS(step=0.01, max_iter=10)),
+          auto_targets(step=0.01, max_iter=10),
           loss="squared", offset_free=True, factor=0.4, n_rows=300, atom_share=0.85,
           why="as the path above, in the branch of the tail median (85% of the targets 0; real "
               "0.45 against 2 with 1000 + 1000 fits; x0.4 caught at 2.85, x0.5 at 2.11)"),
@@ -626,9 +627,7 @@ def estimator_paths():
         # the step count it took
         E("DPRidge y_bounds='auto', dp_gdws default step count (zCDP left, 300 rows)",
           "private bounds",
-          lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
-                               data_norm=1.0, y_bounds="auto", random_state=seed,
-                               optimizer=DPGDWS(step=0.01)),
+          auto_targets(step=0.01),
           loss="squared", offset_free=True, n_rows=300, fits=1000),
         # data_norm="auto": a private median of the row norms, then dp_nag_opt at its own
         # defaults with the bound 1.5 medians and the step from the released typical row

@@ -322,7 +322,7 @@ class PrivateFit:
         # ExponentialMechanismEvent.to_dp_accounting): the whole fit is accounted with RDP.
         accountant = "rdp"
         prior_pure = prior.pure_epsilon()
-        if _event_depends_on(optimizer, problem):
+        if optimizer.event_depends_on(problem):
             result, composed, budget = self._solve_adaptive(optimizer, problem, prior, callback,
                                                             callback_every, prior_pure)
             spent = compute_epsilon(composed, self.delta, accountant)
@@ -435,15 +435,6 @@ class PrivateFit:
             return callback(replace(progress, epsilon=min(cap, progress.epsilon + prior_pure)))
 
         return wrapped, last
-
-
-def _event_depends_on(optimizer, problem):
-    """Whether the optimizer's event may depend on the problem's constants (hence on the bounds
-    released before it in this fit); an optimizer that does not say is assumed to."""
-    check = getattr(optimizer, "event_depends_on", None)
-    if check is not None:
-        return bool(check(problem))
-    return bool(getattr(optimizer, "event_depends_on_problem", True))
 
 
 def _is_zcdp_within(event, rho):
