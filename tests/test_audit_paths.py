@@ -273,19 +273,25 @@ def test_private_bound_path_steps_from_the_released_median():
     assert est.hyperparameters_["smoothness"] == pytest.approx(0.8, abs=0.01)
 
 
-def test_zero_inflated_path_takes_the_tail_branch():
-    """The path "zero-inflated targets" audits the tail branch of y_bounds="auto": in its fits
-    the upper quartile of |y - median| is released at the grid's floor and the bounds come
-    from the tail's median (drawn), not from the quartile."""
+@pytest.mark.parametrize("dask", [False, True], ids=["memory", "dask"])
+def test_zero_inflated_path_takes_the_tail_branch(dask):
+    """The paths "zero-inflated targets" audit the tail branch of y_bounds="auto": in their
+    fits the upper quartile of |y - median| is released at the grid's floor and the bounds
+    come from the tail's median (drawn), not from the quartile; in memory and on Dask."""
     import warnings
 
-    path, = [p for p in estimator_paths() if "zero-inflated" in p.label]
+    if dask:
+        pytest.importorskip("dask.array")
+    path, = [p for p in estimator_paths() if "zero-inflated" in p.label and p.dask == dask]
     for seed in range(5):
         c, X = path.data(seed)
-        assert np.mean(c.y == 0.0) > 0.8
+        y = c.y
+        assert np.mean(y == 0.0) > 0.8
+        if dask:
+            X, y, _ = path.dask_inputs(c, X)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            est = path.make(seed).fit(X, c.y)
+            est = path.make(seed).fit(X, y)
         bounds = est.privacy_record_.details["private_bounds"]
         assert bounds["y_spread"]["value"] == 0.0
         assert bounds["y_tail"]["value"] > 0.0

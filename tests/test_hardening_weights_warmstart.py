@@ -470,6 +470,63 @@ def test_audit_chain_of_private_warm_starts_with_a_private_row_bound():
     assert res.epsilon_lower_bound > 0.25, res.summary()  # the last fit alone is refuted
 
 
+def _target_bounds_audit(chain, M=1.0, weighted=False, n_fits=1000, random_state=9,
+                         factor=1.0):
+    """The audit path "zero-inflated targets: tail median" (DPRidge with ``y_bounds="auto"``,
+    85% of the targets 0, so the bounds come from the tail reserve) with weights up to ``M``
+    (the canary's at ``M``) and each fit run as the chain ``chain(seed)`` of parameter sets."""
+    from skdp.audit._faults import noise_scaled
+    from skdp.audit._paths import estimator_paths, offset_free_response
+
+    path, = [p for p in estimator_paths() if "zero-inflated" in p.label and not p.dask]
+    c, X = path.data()
+    w = _weights(c, M) if weighted else None
+    steps_of = chain
+
+    def factory(seed):
+        steps = steps_of(seed)
+        est = path.make(seed).set_params(max_sample_weight=M, warm_start=len(steps) > 1)
+        return _FitChain(est, steps, sample_weight=w)
+
+    def audit():
+        return audit_estimator(factory, X, c.y, c.index, n_fits=n_fits, random_state=random_state,
+                               statistic=offset_free_response(c.x))
+    if factor == 1.0:
+        return audit()
+    with noise_scaled(factor):
+        return audit()
+
+
+@pytest.mark.slow  # 2000 + 2000 fits, about 25 s
+def test_audit_weights_with_private_target_bounds():
+    """Weights up to M = 10 with ``y_bounds="auto"`` in its tail branch: the three target
+    quantiles count each record once whatever its weight, the fit's noise scales with M; the
+    composed claim holds, and noise x0.4 is caught (as on the unweighted path)."""
+    res = _target_bounds_audit(lambda seed: ({},), M=10.0, weighted=True)
+    assert res.claimed_epsilon <= 2.0 * (1 + 1e-9)
+    assert not res.violated, res.summary()
+    fault = _target_bounds_audit(lambda seed: ({},), M=10.0, weighted=True, random_state=10,
+                                 factor=0.4)
+    assert fault.claimed_epsilon == res.claimed_epsilon
+    assert fault.violated, fault.summary()
+
+
+@pytest.mark.slow  # 1000 + 1000 chains of two fits
+def test_audit_chain_of_private_warm_starts_with_private_target_bounds():
+    """A fit at epsilon 32 with ``y_bounds="auto"`` (the tail branch), then one small step at
+    0.25 from it, which releases the target bounds again: the claim composes both fits with
+    their bounds, the audit stays within it and refutes the last fit's epsilon alone."""
+    def chain(seed):
+        return ({"epsilon": 32.0},
+                {"epsilon": 0.25, "optimizer": DPGDWS(step=0.01, max_iter=1),
+                 "random_state": (seed + 1_000_003) % 2**32})
+
+    res = _target_bounds_audit(chain)
+    assert not res.violated, res.summary()
+    assert res.claimed_epsilon > 32.0
+    assert res.epsilon_lower_bound > 0.25, res.summary()  # the last fit alone is refuted
+
+
 @pytest.mark.slow  # fits on Dask inputs
 @pytest.mark.parametrize("name", ["dp_gdws", "dp_nsgd_tree"])
 def test_audit_chain_of_private_warm_starts_on_dask(name):

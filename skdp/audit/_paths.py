@@ -406,6 +406,19 @@ class EstimatorPath:
             Xa = Xa.astype(np.float32)
         return c, Xa
 
+    def dask_inputs(self, c, X):
+        """``(X, y, (X', y'))``: D and D' as dask arrays in two uneven chunks (X from
+        :meth:`data`, in the path's dtype)."""
+        import dask.array as da
+
+        from ._canary import zero_row
+
+        chunks = (self.n_rows // 3, X.shape[0] - self.n_rows // 3)
+        rows = np.asarray(X)
+        Xd = da.from_array(rows, chunks=(chunks, rows.shape[1]))
+        y = da.from_array(np.asarray(c.y), chunks=(chunks,))
+        return Xd, y, (da.from_array(zero_row(rows, c.index), chunks=Xd.chunks), y)
+
 
 def _estimators():
     from ..linear_model import DPLinearSVC, DPLogisticRegression, DPRidge
@@ -629,6 +642,15 @@ def estimator_paths():
           "private bounds",
           auto_targets(step=0.01),
           loss="squared", offset_free=True, n_rows=300, fits=1000),
+        # ... and on Dask: the quantiles' cell counts and the tail's selection summed over the
+        # chunks on the workers, the releases drawn on the client (session 28)
+        E("DPRidge on Dask y_bounds='auto', zero-inflated targets (dp_gdws, 300 rows)",
+          "Dask input",
+          auto_targets(step=0.01, max_iter=10),
+          loss="squared", offset_free=True, factor=0.4, n_rows=300, atom_share=0.85, dask=True,
+          why="the in-memory path 'zero-inflated targets: tail median' on two uneven chunks: "
+              "the claim includes the three target quantiles, which this canary cannot see "
+              "(real 0.52 against 2 with 1000 + 1000 fits; x0.4 caught at 2.86)"),
         # data_norm="auto": a private median of the row norms, then dp_nag_opt at its own
         # defaults with the bound 1.5 medians and the step from the released typical row
         # (session 14's floor 0.8 R^2); the claim composes the median and the model
@@ -830,17 +852,8 @@ def run_path(path, n_fits, random_state=0, factor=1.0, method="split"):
         statistic = _projected_score(c.x, c.label, loss)
     if path.offset_free:
         statistic = offset_free_response(c.x)
-    neighbour = None
-    if path.dask:  # D and D' as dask arrays in two uneven chunks
-        import dask.array as da
-
-        from ._canary import zero_row
-
-        chunks = (path.n_rows // 3, X.shape[0] - path.n_rows // 3)
-        rows = np.asarray(X)  # the canary's rows in the path's dtype (float32 paths)
-        X = da.from_array(rows, chunks=(chunks, rows.shape[1]))
-        y = da.from_array(np.asarray(c.y), chunks=(chunks,))
-        neighbour = (da.from_array(zero_row(rows, c.index), chunks=X.chunks), y)
+    if path.dask:
+        X, y, neighbour = path.dask_inputs(c, X)
         return audit_estimator(path.make, X, y, c.index, neighbour=neighbour, n_fits=n_fits,
                                statistic=statistic, method=method, random_state=random_state)
     return audit_estimator(path.make, X, c.y, c.index, n_fits=n_fits, statistic=statistic,
