@@ -32,6 +32,7 @@ __all__ = [
     "sparse_row_norms",
     "clip_limit", "clip_factors", "index_dtype", "row_norms", "float64_blocks", "clipped_dense_rows",
     "IN_PLACE_LIMIT", "design_array", "dot_stored", "axpy_stored", "tail_dot", "add_tail",
+    "read_only",
 ]
 
 DenseRows = namedtuple("DenseRows", ["values", "weight", "scale", "tail", "shape"])
@@ -44,6 +45,19 @@ kernels compute in float64 (a float32 entry converts exactly), so a float32 X gi
 the same rows in float64; numba compiles a float32 variant of a kernel on its first float32 fit."""
 SparseRows = namedtuple("SparseRows", ["data", "indices", "indptr", "weight", "shape"])
 SparseRows.__doc__ = "CSR design rows (``data``, ``indices``, ``indptr``) with weights ``weight``."
+
+
+def read_only(a):
+    """``a``, or a read-only view of it.
+
+    The arrays of :class:`DenseRows` and :class:`SparseRows` are always read-only: numba types a
+    read-only array apart from a writable one, so a caller's read-only X (a memmap, a Dask
+    chunk, scikit-learn's read-only checks) would otherwise compile every kernel a second time.
+    """
+    if a.flags.writeable:
+        a = a.view()
+        a.flags.writeable = False
+    return a
 
 
 #: Sums of squares outside [_SMALL_SQ, inf) lost precision to underflow or overflowed: below
@@ -316,19 +330,21 @@ def make_rows(X, weight=None):
     w = np.ones(n) if weight is None else np.ascontiguousarray(weight, dtype=np.float64)
     if w.shape != (n,):
         raise ValueError(f"weight must have shape ({n},); got {w.shape}")
+    w = read_only(w)
     if isinstance(X, DenseRows):  # a clipped design (:func:`clipped_dense_rows`): new weights
         return X._replace(weight=w)
     if sp.issparse(X):
         X = X.tocsr()
         index = index_dtype(X.nnz, p)
         return SparseRows(
-            np.ascontiguousarray(X.data, dtype=np.float64),
-            np.ascontiguousarray(X.indices, dtype=index),
-            np.ascontiguousarray(X.indptr, dtype=index),
+            read_only(np.ascontiguousarray(X.data, dtype=np.float64)),
+            read_only(np.ascontiguousarray(X.indices, dtype=index)),
+            read_only(np.ascontiguousarray(X.indptr, dtype=index)),
             w,
             (int(n), int(p)),
         )
-    return DenseRows(np.ascontiguousarray(X, dtype=np.float64), w, np.ones(n), 0.0, (int(n), int(p)))
+    return DenseRows(read_only(np.ascontiguousarray(X, dtype=np.float64)), w,
+                     read_only(np.ones(n)), 0.0, (int(n), int(p)))
 
 
 def design_array(X):
@@ -372,7 +388,7 @@ def clipped_dense_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=Non
     scale /= unit
     tail = 0.0 if intercept_scaling is None else float(intercept_scaling) / unit
     p = d + (intercept_scaling is not None)
-    return DenseRows(X, np.ones(n), scale, tail, (int(n), int(p)))
+    return DenseRows(read_only(X), read_only(np.ones(n)), read_only(scale), tail, (int(n), int(p)))
 
 
 def design_kind(X):

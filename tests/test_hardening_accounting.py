@@ -291,7 +291,9 @@ def test_rows_read_in_place_are_within_one_exactly(d):
     before = X.copy()
     for bound in (1.0, 0.1, 3.7, 1e-3, 890.0):
         R = clipped_dense_rows(X, bound, 2.5, unit=bound, norms=row_norms(X))
-        assert R.values is X and R.shape == (4000, d + 1) and R.tail == 2.5 / bound
+        # X itself, behind a read-only view (no copy)
+        assert R.values.base is X and not R.values.flags.writeable
+        assert R.shape == (4000, d + 1) and R.tail == 2.5 / bound
         near = np.flatnonzero(np.linalg.norm(X, axis=1) * R.scale > 0.5)[:300]
         assert near.size > 0
         assert all(Fraction(float(R.scale[i])) ** 2 * _exact_sq_norm(X[i]) <= 1 for i in near)

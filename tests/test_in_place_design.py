@@ -7,10 +7,11 @@ so every optimizer must give the same model from either, for every kind of fit.
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.datasets import make_classification, make_regression
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
-from skdp._rows import DenseRows
+from skdp._rows import DenseRows, make_rows
 from skdp.linear_model import _base as estimator_base
 from skdp.linear_model._base import clip_rows, clipped_design
 from skdp.optimizers import available_optimizers
@@ -68,3 +69,35 @@ def test_the_design_shares_the_callers_memory():
         R = clipped_design(other, 2.0, 1.0, unit=2.0)
         assert isinstance(R, DenseRows) and R.values.flags.c_contiguous
         assert R.values.dtype == other.dtype and not np.shares_memory(R.values, other)
+
+
+def _frozen(a):
+    out = a.copy()
+    out.flags.writeable = False
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_read_only_and_writable_inputs_share_the_kernels(dtype):
+    """The kernels only ever see read-only rows, so a caller's read-only X (a memmap, a Dask
+    chunk, scikit-learn's read-only checks) or weights compile no second specialisation; and
+    the rows of every design kind are read-only views."""
+    from skdp.optimizers import _glm
+
+    X, y = _data("binary")
+    X = X.astype(dtype)
+    w = np.random.default_rng(0).uniform(0.5, 1.0, X.shape[0])
+
+    def fit(X, w):
+        return DPLogisticRegression(epsilon=1.0, data_norm=20.0, optimizer="dp_gdws",
+                                    random_state=0).fit(X, y, sample_weight=w)
+
+    first = fit(X, w)
+    compiled = set(_glm.block_gradient_sum.signatures)
+    again = fit(_frozen(X), _frozen(w))
+    assert set(_glm.block_gradient_sum.signatures) == compiled
+    np.testing.assert_array_equal(first.coef_, again.coef_)
+    for R in (clipped_design(X, 2.0, 1.0, unit=2.0), make_rows(X, w),
+              make_rows(sp.csr_matrix(X), w)):
+        arrays = [a for a in R if isinstance(a, np.ndarray)]
+        assert len(arrays) >= 3 and not any(a.flags.writeable for a in arrays)

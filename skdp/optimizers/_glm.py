@@ -64,7 +64,8 @@ def clipped_gradient_sum(X, Y, w, idx, m, loss_id, tau, out, z, s):
     :func:`block_gradient_sum` for the multi-core sum of the full-batch optimizers)."""
     for j in range(out.shape[0]):
         out[j] = 0.0
-    _add_clipped_gradients(X, Y, w, idx, 0, m, loss_id, tau, out, z, s)
+    # an int64 start, as the block loops pass: a literal 0 would compile the row loops again
+    _add_clipped_gradients(X, Y, w, idx, np.int64(0), m, loss_id, tau, out, z, s)
 
 
 @njit(cache=True, nogil=True)
