@@ -314,3 +314,31 @@ def test_gdws_default_steps_path_reports_the_zcdp_budget_left():
     assert est.optimizer.max_iter is None
     assert isinstance(est.dp_event_.events[-1], ZCDPEvent)
     assert est.epsilon_ == pytest.approx(POWER_EPSILON, rel=1e-6)
+
+
+@pytest.mark.parametrize("dask, optimizer", [(False, "dp_scd"), (True, "dp_gdws")],
+                         ids=["memory", "dask"])
+def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer):
+    """The paths "DPRidge defaults" fit with every default but the intercept: both bounds
+    released, optimizer="auto" picks dp_scd in memory and dp_gdws on Dask (dp_scd does not run
+    there), and dp_gdws at its own step count reports the zCDP budget left."""
+    import warnings
+
+    from skdp.privacy import ZCDPEvent
+
+    if dask:
+        pytest.importorskip("dask.array")
+    path, = [p for p in estimator_paths()
+             if "defaults" in p.label and "data_norm and y_bounds 'auto'" in p.label
+             and p.dask == dask]
+    c, X = path.data(0)
+    y = c.y
+    if dask:
+        X, y, _ = path.dask_inputs(c, X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = path.make(0).fit(X, y)
+    assert (est.data_norm, est.y_bounds, est.optimizer) == ("auto", "auto", "auto")
+    assert set(est.privacy_record_.details["private_bounds"]) >= {"data_norm", "y_median", "y_spread"}
+    assert est.optimizer_.name == optimizer
+    assert isinstance(est.dp_event_.events[-1], ZCDPEvent) == dask

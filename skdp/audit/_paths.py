@@ -679,6 +679,39 @@ def estimator_paths():
               "rows: the bound is 1.5 and the canary (norm 1.2) four fifths of it, so half "
               "the noise reaches only 1.80 against the claim 2 (real 0.33, 1000 + 1000 fits); "
               "x0.4 is caught at 2.54)"),
+        # ... and on Dask, where the row norms are computed on the workers and the median's
+        # cell counts summed over the chunks (session 28)
+        E("DPLogisticRegression on Dask data_norm='auto', rows between two candidates (dp_gdws)",
+          "Dask input",
+          lambda seed: DPLogisticRegression(epsilon=POWER_EPSILON, delta=POWER_DELTA,
+                                            fit_intercept=False, data_norm="auto",
+                                            derivative_clip=0.1, optimizer=DPGDWS(step=0.01),
+                                            random_state=seed),
+          n_rows=300, row_norm=1.2, factor=0.4, dask=True,
+          why="the in-memory path 'data_norm=auto, rows between two candidates' on two uneven "
+              "chunks (real 0.48 against 2 with 1000 + 1000 fits; x0.4 caught at 2.47)"),
+        # every default of DPRidge but the intercept (an all-zero row is a null record only
+        # without one): the private row bound and target bounds, optimizer="auto" and
+        # derivative_clip="auto", in memory and on Dask
+        E("DPRidge defaults (dp_scd): data_norm and y_bounds 'auto' (300 rows)", "private bounds",
+          lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
+                               random_state=seed),
+          loss="squared", offset_free=True, n_rows=300, factor=0.2,
+          why="dp_scd at its own update clip, as optimizer='auto' picks it here: the auto clip "
+              "is below the canary's natural dual step and its few sampled updates are "
+              "averaged into the model, so the statistic sees a fraction of the loss (real "
+              "0.00 against the claim 1.99; noise x0.5 reached 0.29 at other seeds, not "
+              "caught; x0.2 caught at 3.37, 1000 + 1000 fits)"),
+        E("DPRidge on Dask, defaults (dp_gdws, zCDP left): data_norm and y_bounds 'auto' (300 rows)",
+          "Dask input",
+          lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
+                               random_state=seed),
+          loss="squared", offset_free=True, n_rows=300, dask=True, factor=0.3,
+          why="dp_gdws at its own squared-loss step and step count, as optimizer='auto' runs "
+              "it on Dask: its longer steps fit the canary's residual into the clip, so the "
+              "statistic sees part of its pull (real 0.00 against the claim 2; noise x0.5 "
+              "reached 1.07 at other seeds, not caught; x0.3 caught at 2.29, 1000 + 1000 "
+              "fits)"),
         E("DPLogisticRegression CSR", "sparse input", logistic(), sparse="csr"),
         E("DPRidge CSC", "sparse input", ridge(), loss="squared", sparse="csc"),
         # a float32 X is read in place by kernels compiled for float32 rows (issue 16)
