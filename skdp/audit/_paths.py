@@ -504,6 +504,18 @@ def estimator_paths():
                                     fit_intercept=False, data_norm=1.0, y_bounds="auto",
                                     random_state=seed, optimizer=DPGDWS(**gdws))
 
+    # DPLogisticRegression with a private row bound (data_norm="auto") and a small fixed step
+    def auto_rows(seed):
+        return DPLogisticRegression(epsilon=POWER_EPSILON, delta=POWER_DELTA,
+                                    fit_intercept=False, data_norm="auto", derivative_clip=0.1,
+                                    optimizer=DPGDWS(step=0.01), random_state=seed)
+
+    # DPRidge at every default but the intercept (an all-zero row is a null record only
+    # without one)
+    def ridge_defaults(seed):
+        return DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
+                       random_state=seed)
+
     E = EstimatorPath
     return [
         E("DPLogisticRegression (logistic)", "losses", logistic()),
@@ -670,10 +682,7 @@ def estimator_paths():
         # bound 1.5 keeps every row whole; scored as points it was a base-measure pick
         E("DPLogisticRegression data_norm='auto', rows between two candidates (dp_gdws)",
           "private bounds",
-          lambda seed: DPLogisticRegression(epsilon=POWER_EPSILON, delta=POWER_DELTA,
-                                            fit_intercept=False, data_norm="auto",
-                                            derivative_clip=0.1, optimizer=DPGDWS(step=0.01),
-                                            random_state=seed),
+          auto_rows,
           n_rows=300, row_norm=1.2, factor=0.4,
           why="300 rows of norm 1.2, so that the median is reliable and its cell holds the "
               "rows: the bound is 1.5 and the canary (norm 1.2) four fifths of it, so half "
@@ -683,10 +692,7 @@ def estimator_paths():
         # cell counts summed over the chunks (session 28)
         E("DPLogisticRegression on Dask data_norm='auto', rows between two candidates (dp_gdws)",
           "Dask input",
-          lambda seed: DPLogisticRegression(epsilon=POWER_EPSILON, delta=POWER_DELTA,
-                                            fit_intercept=False, data_norm="auto",
-                                            derivative_clip=0.1, optimizer=DPGDWS(step=0.01),
-                                            random_state=seed),
+          auto_rows,
           n_rows=300, row_norm=1.2, factor=0.4, dask=True,
           why="the in-memory path 'data_norm=auto, rows between two candidates' on two uneven "
               "chunks (real 0.48 against 2 with 1000 + 1000 fits; x0.4 caught at 2.47)"),
@@ -694,8 +700,7 @@ def estimator_paths():
         # without one): the private row bound and target bounds, optimizer="auto" and
         # derivative_clip="auto", in memory and on Dask
         E("DPRidge defaults (dp_scd): data_norm and y_bounds 'auto' (300 rows)", "private bounds",
-          lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
-                               random_state=seed),
+          ridge_defaults,
           loss="squared", offset_free=True, n_rows=300, factor=0.2,
           why="dp_scd at its own update clip, as optimizer='auto' picks it here: the auto clip "
               "is below the canary's natural dual step and its few sampled updates are "
@@ -704,8 +709,7 @@ def estimator_paths():
               "caught; x0.2 caught at 3.37, 1000 + 1000 fits)"),
         E("DPRidge on Dask, defaults (dp_gdws, zCDP left): data_norm and y_bounds 'auto' (300 rows)",
           "Dask input",
-          lambda seed: DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
-                               random_state=seed),
+          ridge_defaults,
           loss="squared", offset_free=True, n_rows=300, dask=True, factor=0.3,
           why="dp_gdws at its own squared-loss step and step count, as optimizer='auto' runs "
               "it on Dask: its longer steps fit the canary's residual into the clip, so the "
