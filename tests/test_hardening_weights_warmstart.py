@@ -20,6 +20,7 @@ claim false there (numbers in the docstrings); the ``_KernelsSeeOnes`` problem r
 weight bug so that the auditor's power against it stays tested.
 """
 
+from contextlib import nullcontext
 from dataclasses import fields
 from functools import cached_property
 import math
@@ -481,20 +482,15 @@ def _target_bounds_audit(chain, M=1.0, weighted=False, n_fits=1000, random_state
     path, = [p for p in estimator_paths() if "zero-inflated" in p.label and not p.dask]
     c, X = path.data()
     w = _weights(c, M) if weighted else None
-    steps_of = chain
 
     def factory(seed):
-        steps = steps_of(seed)
+        steps = chain(seed)
         est = path.make(seed).set_params(max_sample_weight=M, warm_start=len(steps) > 1)
         return _FitChain(est, steps, sample_weight=w)
 
-    def audit():
+    with noise_scaled(factor) if factor != 1.0 else nullcontext():
         return audit_estimator(factory, X, c.y, c.index, n_fits=n_fits, random_state=random_state,
                                statistic=offset_free_response(c.x))
-    if factor == 1.0:
-        return audit()
-    with noise_scaled(factor):
-        return audit()
 
 
 @pytest.mark.slow  # 2000 + 2000 fits, about 25 s
