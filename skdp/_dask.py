@@ -79,9 +79,22 @@ def as_dask_vector(v, row_chunks, name):
     return v.rechunk((row_chunks,))
 
 
-def as_dask_inputs(X, y):
+def _as_dask_columns(v, row_chunks, name):
+    """A 2-D ``v`` (dask or in-memory) as a dask array chunked like the rows, one column chunk."""
+    import dask.array as da
+
+    v = _to_array(v, name) if is_dask(v) else np.asarray(v)
+    if v.shape[0] != sum(row_chunks):
+        raise ValueError(f"{name} has {v.shape[0]} rows but X has {sum(row_chunks)}")
+    if not is_dask(v):
+        return da.from_array(v, chunks=(row_chunks, -1))
+    return v.rechunk((row_chunks, -1))
+
+
+def as_dask_inputs(X, y, multi_output=False):
     """``(X, y)`` as dask arrays: X float, 2-D, row chunks of known sizes and one column chunk
-    (whole rows per chunk); y chunked like X's rows."""
+    (whole rows per chunk); y chunked like X's rows (``multi_output``: a 2-D y stays 2-D, with
+    one column chunk)."""
     X = _to_array(X, "X")
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D; got a dask array of shape {X.shape}")
@@ -91,7 +104,10 @@ def as_dask_inputs(X, y):
         raise ValueError(f"X must have at least one row and one column; got shape {X.shape}")
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
-    y = as_dask_vector(y, X.chunks[0], "y")
+    if multi_output and np.ndim(y) == 2:
+        y = _as_dask_columns(y, X.chunks[0], "y")
+    else:
+        y = as_dask_vector(y, X.chunks[0], "y")
     if y.dtype.kind in "fc":  # checked where each chunk is computed (as validate_data does)
         y = y.map_blocks(_finite_y, dtype=y.dtype)
     return X, y
@@ -339,8 +355,12 @@ def take_rows(a, index):
 
 
 def predict_blocks(model, X):
-    """``model.predict`` chunk by chunk, where the rows live (a lazy dask vector)."""
+    """``model.predict`` chunk by chunk, where the rows live (a lazy dask vector, or a matrix
+    for a model of several targets)."""
     probe = model.predict(np.zeros((1, X.shape[1])))
+    if probe.ndim == 2:
+        return X.map_blocks(model.predict, chunks=(X.chunks[0], (probe.shape[1],)),
+                            dtype=probe.dtype)
     return X.map_blocks(model.predict, drop_axis=1, dtype=probe.dtype)
 
 

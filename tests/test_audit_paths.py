@@ -154,6 +154,8 @@ def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld():
     assert {p.sparse for p in paths} >= {"csr", "csc"}
     assert any(audited(p).secure_mode for p in paths)
     assert {type(audited(p)) for p in paths if p.dask} >= {DPLogisticRegression, DPRidge}
+    # DPRidge's several targets (one fit, the residuals clipped jointly), in memory and on Dask
+    assert {p.dask for p in paths if p.n_targets > 1} == {False, True}
     # every optimizer that runs on Dask has a Dask path (its oracle, its sampling on the client)
     from skdp.optimizers._base import DISTRIBUTED_OPTIMIZERS
 
@@ -316,12 +318,14 @@ def test_gdws_default_steps_path_reports_the_zcdp_budget_left():
     assert est.epsilon_ == pytest.approx(POWER_EPSILON, rel=1e-6)
 
 
+@pytest.mark.parametrize("n_targets", [1, 2])
 @pytest.mark.parametrize("dask, optimizer", [(False, "dp_scd"), (True, "dp_gdws")],
                          ids=["memory", "dask"])
-def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer):
-    """The paths "DPRidge defaults" fit with every default but the intercept: both bounds
-    released, optimizer="auto" picks dp_scd in memory and dp_gdws on Dask (dp_scd does not run
-    there), and dp_gdws at its own step count reports the zCDP budget left."""
+def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer, n_targets):
+    """The paths "DPRidge defaults" (one target and two) fit with every default but the
+    intercept: both bounds released (per column), optimizer="auto" picks dp_scd in memory and
+    dp_gdws on Dask (dp_scd does not run there), and dp_gdws at its own step count reports the
+    zCDP budget left."""
     import warnings
 
     from skdp.privacy import ZCDPEvent
@@ -330,7 +334,8 @@ def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer):
         pytest.importorskip("dask.array")
     path, = [p for p in estimator_paths()
              if "defaults" in p.label and "data_norm and y_bounds 'auto'" in p.label
-             and p.dask == dask]
+             and p.dask == dask and p.n_targets == n_targets]
+    assert ("two targets" in path.label) == (n_targets == 2)
     c, X = path.data(0)
     y = c.y
     if dask:
@@ -339,6 +344,10 @@ def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer):
         warnings.simplefilter("ignore")
         est = path.make(0).fit(X, y)
     assert (est.data_norm, est.y_bounds, est.optimizer) == ("auto", "auto", "auto")
-    assert set(est.privacy_record_.details["private_bounds"]) >= {"data_norm", "y_median", "y_spread"}
+    names = (["y_median", "y_spread"] if n_targets == 1 else
+             [f"{name}[{k}]" for name in ("y_median", "y_spread") for k in range(n_targets)])
+    assert set(est.privacy_record_.details["private_bounds"]) >= {"data_norm", *names}
+    assert np.shape(est.predict(np.asarray(c.x)[None, :])) == ((1,) if n_targets == 1
+                                                               else (1, n_targets))
     assert est.optimizer_.name == optimizer
     assert isinstance(est.dp_event_.events[-1], ZCDPEvent) == dask

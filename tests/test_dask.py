@@ -210,6 +210,28 @@ def test_dp_ridge_dp_nsgd_tree_defaults_on_dask_equal_memory_fit(client, epsilon
     assert details["alpha"] == (0.5 if epsilon > 1 else 1.0)
 
 
+@pytest.mark.parametrize("epsilon", [1.0, math.inf])
+def test_dp_ridge_several_targets_on_dask_equal_memory_fit(client, epsilon):
+    """DPRidge with a y of three columns at its defaults on the cluster (dp_gdws, both bounds
+    released, each column's bounds from its per-chunk counts): the in-memory fit of the same
+    seed, with the same nine target releases and record; at epsilon=inf the same optimum."""
+    X, _, _, yr = _data(8)
+    Y = np.column_stack([yr, 100.0 * X[:, 1] - 3.0, np.where(X[:, 2] > 0, 1.0, 0.0)])
+    params = dict(epsilon=epsilon, delta=1e-6, random_state=4, optimizer="dp_gdws")
+    a = DPRidge(**params).fit(X, Y)
+    b = DPRidge(**params).fit(_lazy(X), _lazy(Y))
+    np.testing.assert_allclose(b.y_bounds_, a.y_bounds_, rtol=1e-12)
+    assert b.coef_.shape == (3, X.shape[1]) and b.predict(X).shape == Y.shape
+    if not math.isfinite(epsilon):  # as test_epsilon_inf_reaches_the_same_optimum
+        np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(b.intercept_, a.intercept_, rtol=1e-6, atol=1e-6)
+    else:
+        _assert_same_fit(a, b)
+        assert b.privacy_record_.details == a.privacy_record_.details
+        assert {f"y_median[{k}]" for k in range(3)} <= set(
+            b.privacy_record_.details["private_bounds"])
+
+
 def test_poisson_dp_gdws_on_dask_equals_memory_fit(client, monkeypatch):
     """A Poisson mini-batch dp_gdws fit on the cluster (uneven chunks) is the in-memory fit of
     the same seed: the client draws each step's sample from the fit's generator as the kernel

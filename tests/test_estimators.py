@@ -259,8 +259,7 @@ def test_raw_table_errors_say_what_to_do_privately():
 
 
 @pytest.mark.parametrize("container", ["numpy", "dask"])
-@pytest.mark.parametrize("est, wrapper", [(DPRidge(), "MultiOutputRegressor"),
-                                          (DPLogisticRegression(), "MultiOutputClassifier"),
+@pytest.mark.parametrize("est, wrapper", [(DPLogisticRegression(), "MultiOutputClassifier"),
                                           (DPLinearSVC(), "MultiOutputClassifier")])
 def test_several_target_columns_are_refused_with_the_composing_alternative(est, wrapper,
                                                                            container):

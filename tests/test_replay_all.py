@@ -9,7 +9,8 @@ releases D's value, so both runs follow the same released history. Then at EVERY
 
 Checked for every optimizer with ``supports_replay``, in each of its privacy regimes found from
 its parameters (full batch, Poisson mini-batch, Laplace, tree layouts), and for the logistic
-(K=1), squared (small clip: clipping active) and multinomial (K=3) losses:
+(K=1), squared (small clip: clipping active; K=1 and, DPRidge's several targets, K=2) and
+multinomial (K=3) losses:
 
 (a) D' releases exactly D's releases;
 (b) the distance is within the bound at every release;
@@ -69,7 +70,8 @@ def _regimes(name):
     return out
 
 
-LOSSES = [("logistic", 1), ("squared", 1), ("multinomial", 3)]
+# the squared loss with K = 2: DPRidge's several targets, their residuals clipped jointly
+LOSSES = [("logistic", 1), ("squared", 1), ("squared", 2), ("multinomial", 3)]
 
 
 def _cases():

@@ -197,7 +197,9 @@ def _default_estimator_statistic(model, x, label):
             k = int(np.searchsorted(model.classes_, label))
             return float(scores[0, k])
         return float(np.ravel(scores)[0])
-    return float(np.ravel(model.predict(x))[0])
+    # a regressor: its prediction (summed over the columns of a model of several targets, all
+    # of which the canary pulls towards their upper bounds)
+    return float(np.sum(model.predict(x)))
 
 
 def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statistic=None,
@@ -224,7 +226,8 @@ def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statisti
         Fits on each of D and D'.
     statistic : callable or None
         ``statistic(fitted_model) -> float``. None: the canary's score, ``decision_function`` at
-        the canary row (its class's column for a multiclass model) or ``predict`` for a regressor.
+        the canary row (its class's column for a multiclass model) or ``predict`` for a regressor
+        (summed over the columns of a model of several targets).
     confidence : float, default=0.95
     method : {"split", "best"}, default="split"
     random_state : int or None, default=0

@@ -80,11 +80,11 @@ def make_canary(X, y, label=None, data_norm=1.0, task="classification", y_bounds
     Parameters
     ----------
     X : array-like of shape (n, d)
-    y : array-like of shape (n,)
+    y : array-like of shape (n,), or (n, K) for a regression of K targets
     label : scalar or None
         The canary's label. None: for classification the least frequent class (ties: the
         largest), for regression the upper target bound ``y_bounds[1]`` (its residual at the
-        start is the largest a clipped target allows).
+        start is the largest a clipped target allows), at every column of a 2-D y.
     data_norm : float, default=1.0
         The estimator's ``data_norm`` (the canary has exactly this norm, so clipping keeps it).
     task : {"classification", "regression"}
@@ -113,7 +113,12 @@ def make_canary(X, y, label=None, data_norm=1.0, task="classification", y_bounds
     X_in[n] = x
     X_out = X_in.copy()
     X_out[n] = 0.0
-    y_in = np.concatenate([y, np.asarray([label], dtype=y.dtype if task == "classification" else float)])
+    if task == "regression" and y.ndim == 2:  # several targets: the canary's at every column
+        y_in = np.vstack([y.astype(float), np.broadcast_to(np.asarray(label, dtype=float),
+                                                           (1, y.shape[1]))])
+    else:
+        y_in = np.concatenate(
+            [y, np.asarray([label], dtype=y.dtype if task == "classification" else float)])
     return CanaryData(X=X_in, y=y_in, X_neighbour=X_out, y_neighbour=y_in.copy(), index=n, x=x,
                       label=label)
 

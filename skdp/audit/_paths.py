@@ -365,6 +365,9 @@ class EstimatorPath:
     atom_share : float
         The share of the other rows whose target is exactly 0 (regression): above three
         quarters the private target bounds take their tail branch.
+    n_targets : int
+        Target columns of a regression (DPRidge's y of shape (n, K) for K > 1, one fit):
+        column k in [-(k + 1), k + 1], and the canary's target at each column's upper bound.
     """
 
     label: str
@@ -382,6 +385,7 @@ class EstimatorPath:
     n_rows: int = N_ROWS
     row_norm: float = 1.0
     atom_share: float = 0.0
+    n_targets: int = 1
 
     @property
     def task(self):
@@ -395,12 +399,18 @@ class EstimatorPath:
         if self.task == "regression":
             y = np.clip(X[:, 0] + 0.1 * rng.normal(size=self.n_rows), -1.0, 1.0)
             y[: int(round(self.atom_share * self.n_rows))] = 0.0
+            if self.n_targets > 1:  # the others from the second feature, in other units
+                others = [(k + 1.0) * np.clip(X[:, 1] + 0.1 * rng.normal(size=self.n_rows),
+                                              -1.0, 1.0) for k in range(self.n_targets - 1)]
+                y = np.column_stack([y] + others)
         elif self.n_classes == 2:
             y = (X[:, 0] > 0).astype(int)
         else:
             y = np.argmax(X @ rng.normal(size=(2, self.n_classes)), axis=1)
         X *= self.row_norm
-        c = make_canary(X, y, data_norm=self.row_norm, task=self.task)
+        # with K targets the canary's at each column's upper bound (k + 1 for column k)
+        label = np.arange(1.0, self.n_targets + 1.0) if self.n_targets > 1 else None
+        c = make_canary(X, y, label=label, data_norm=self.row_norm, task=self.task)
         Xa = c.X if self.sparse is None else sp.csr_matrix(c.X).asformat(self.sparse)
         if self.float32:
             Xa = Xa.astype(np.float32)
@@ -416,7 +426,8 @@ class EstimatorPath:
         chunks = (self.n_rows // 3, X.shape[0] - self.n_rows // 3)
         rows = np.asarray(X)
         Xd = da.from_array(rows, chunks=(chunks, rows.shape[1]))
-        y = da.from_array(np.asarray(c.y), chunks=(chunks,))
+        y = np.asarray(c.y)
+        y = da.from_array(y, chunks=(chunks,) + y.shape[1:])
         return Xd, y, (da.from_array(zero_row(rows, c.index), chunks=Xd.chunks), y)
 
 
@@ -515,6 +526,14 @@ def estimator_paths():
     def ridge_defaults(seed):
         return DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
                        random_state=seed)
+
+    # DPRidge with two targets (the columns of EstimatorPath.data: [-1, 1] and [-2, 2]), their
+    # public bounds per column, dp_gdws with a small fixed step and the joint residual clip of
+    # derivative_clip="auto"
+    def two_targets(seed):
+        return DPRidge(epsilon=POWER_EPSILON, delta=POWER_DELTA, fit_intercept=False,
+                       data_norm=1.0, y_bounds=[(-1.0, 1.0), (-2.0, 2.0)],
+                       optimizer=DPGDWS(step=0.01), random_state=seed)
 
     E = EstimatorPath
     return [
@@ -716,6 +735,38 @@ def estimator_paths():
               "statistic sees part of its pull (real 0.00 against the claim 2; noise x0.5 "
               "reached 1.07 at other seeds, not caught; x0.3 caught at 2.29, 1000 + 1000 "
               "fits)"),
+        # several targets in one fit (session 29): the residual vector of a record clipped
+        # jointly (derivative_clip="auto": the optimizer's factor times sqrt(K), the largest
+        # residual at W = 0), each column in units of its own half-range
+        E("DPRidge two targets, per-target public bounds (dp_gdws, joint residual clip)",
+          "several targets",
+          two_targets,
+          loss="squared", n_targets=2),
+        # ... with private bounds for each column, the releases of both sharing one column's
+        # budget
+        E("DPRidge two targets, y_bounds='auto' (dp_gdws, 300 rows)", "several targets",
+          auto_targets(step=0.01, max_iter=10),
+          loss="squared", offset_free=True, factor=0.4, n_rows=300, n_targets=2,
+          why="as the one-target path 'y_bounds=auto, quartile spread': the claim includes "
+              "the six target releases (a median, a spread and the tail reserve per column), "
+              "which this canary (its targets the same in D and D') cannot see (real 0.51 "
+              "against 2, 1000 + 1000 fits; x0.4 caught at 3.55)"),
+        # ... every default but the intercept, in memory (dp_scd) and on Dask (dp_gdws)
+        E("DPRidge defaults, two targets (dp_scd): data_norm and y_bounds 'auto' (300 rows)",
+          "several targets",
+          ridge_defaults,
+          loss="squared", offset_free=True, n_rows=300, factor=0.2, n_targets=2,
+          why="as the one-target path 'DPRidge defaults (dp_scd)': the auto update clip is "
+              "below the canary's natural dual step, so the statistic sees a fraction of the "
+              "loss (real 0.00 against 1.99, 1000 + 1000 fits; x0.2 caught at 2.92)"),
+        E("DPRidge on Dask, defaults, two targets (dp_gdws, zCDP left): data_norm and "
+          "y_bounds 'auto' (300 rows)",
+          "Dask input",
+          ridge_defaults,
+          loss="squared", offset_free=True, n_rows=300, dask=True, factor=0.25, n_targets=2,
+          why="as the one-target Dask defaults path: dp_gdws's longer steps fit the canary's "
+              "residual into the clip (real 0.00 against 2, 1000 + 1000 fits; noise x0.3 "
+              "caught only just, 2.07; x0.25 caught at 3.08)"),
         E("DPLogisticRegression CSR", "sparse input", logistic(), sparse="csr"),
         E("DPRidge CSC", "sparse input", ridge(), loss="squared", sparse="csc"),
         # a float32 X is read in place by kernels compiled for float32 rows (issue 16)
@@ -769,6 +820,13 @@ def estimator_paths():
               "than DPRidge's default dp_scd: the scoring is what this path audits, and dp_scd's "
               "Poisson-sampled event gives a claim of 1.85 that its canary cannot approach "
               "(x0.5 reached 0.18)"),
+        # ... over DPRidge with two targets: the mean of each record's two clipped squared
+        # errors, each column clipped to its own public bounds (sensitivity mean_k B_k / m)
+        E("PrivateSearchCV over DPRidge, two targets (per-target bounds)", "model selection",
+          _private_search(two_targets, epsilon=1.0), loss="squared", n_targets=2, factor=0.4,
+          why="as the one-target search path: the claim covers K runs and the selection, so "
+              "a single canary sees less than the claim (real 0.02 against 1.08, 1000 + 1000 "
+              "fits; x0.4 caught at 1.91)"),
         # the other distributions of the number of runs K, each with its own repeat-and-select
         # bound: Poisson (shape=inf; K = 0 with probability 1/e, then no model is released, an
         # outcome whose probability does not depend on the data) and logarithmic (shape=0)
@@ -823,12 +881,13 @@ def estimator_paths():
 def offset_free_response(x):
     """``model -> predict(x) - predict(0)``: a regressor's response to the canary's features,
     without the offset of a private target centre (``y_bounds="auto"``), whose spread would
-    hide the canary in ``predict(x)`` alone."""
+    hide the canary in ``predict(x)`` alone. For K targets, the sum of the K responses (the
+    canary pulls every column towards its upper bound)."""
     rows = np.vstack([x, np.zeros_like(x)])
 
     def statistic(model):
-        at, zero = np.ravel(model.predict(rows))
-        return float(at - zero)
+        at, zero = np.asarray(model.predict(rows), dtype=float).reshape(2, -1)
+        return float(np.sum(at - zero))
     return statistic
 
 

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, is_regressor
+from sklearn.base import BaseEstimator
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from sklearn.utils._param_validation import StrOptions
@@ -159,8 +159,8 @@ def prediction_row_factors(X, data_norm):
 def _explained_data_errors(estimator, X):
     """Add to scikit-learn's errors for raw tables what to do, privately: name the text columns
     of a DataFrame (a column of numbers stored as objects still converts, as in scikit-learn),
-    say how to fill missing values without reading the private data, and, for a y of several
-    columns, name the one-fit-per-column wrapper and that its fits compose."""
+    say how to fill missing values without reading the private data, and, for a classifier's y
+    of several columns, name the one-fit-per-column wrapper and that its fits compose."""
     name = type(estimator).__name__
     try:
         yield
@@ -173,11 +173,10 @@ def _explained_data_errors(estimator, X):
                 "skdp.pipeline.PrivatePipeline; a mean or median imputer would read the "
                 "private data"
             ) from exc
-        if "y should be a 1d array" in str(exc):
-            wrapper = "Regressor" if is_regressor(estimator) else "Classifier"
+        if "y should be a 1d array" in str(exc):  # a classifier (DPRidge fits several targets)
             raise ValueError(
                 f"{exc}\n{name} fits one target column. For several targets, fit one model per "
-                f"column (sklearn.multioutput.MultiOutput{wrapper} does): every fit is a "
+                "column (sklearn.multioutput.MultiOutputClassifier does): every fit is a "
                 "release, and their privacy losses compose (a skdp.PrivacyLedger totals them)"
             ) from exc
         dtypes = getattr(X, "dtypes", None)
@@ -341,7 +340,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     def _validate_X_y(self, X, y, **kwargs):
         if is_dask(X):  # rows that stay on Dask workers (skdp._dask): checked there
             with _explained_data_errors(self, X):
-                X, y = as_dask_inputs(X, y)
+                X, y = as_dask_inputs(X, y, kwargs.get("multi_output", False))
             self.n_features_in_ = int(X.shape[1])
             return X, y
         # float32 stays float32: the fit reads it in place (clipped_design), computing in

@@ -74,6 +74,8 @@ __all__ = [
     "PrivateFit",
     "resolve_data_norm",
     "resolve_y_bounds",
+    "resolve_target_bounds",
+    "public_target_bounds",
     "tail_plan",
 ]
 
@@ -516,22 +518,35 @@ def resolve_data_norm(param, X, fit, sample_weight=None):
     return DATA_NORM_FACTOR * median, median, computed
 
 
-def check_y_bounds(param):
-    """``(low, high)`` from a public pair, or "auto"."""
+def check_y_bounds(param, n_outputs=None):
+    """``"auto"``, a public pair ``(low, high)``, or (a y of ``n_outputs`` columns) a public
+    array of shape ``(n_outputs, 2)``, one pair per target."""
     if isinstance(param, str) and param == "auto":
         return "auto"
     try:
-        low, high = (float(v) for v in param)
+        bounds = np.asarray(param, dtype=np.float64)
     except (TypeError, ValueError):
+        bounds = None
+    pair = bounds is not None and bounds.shape == (2,)
+    per_target = (bounds is not None and bounds.ndim == 2 and bounds.shape[1] == 2
+                  and bounds.shape[0] >= 1)
+    if not (pair or per_target):
         raise ValueError(
-            f'y_bounds must be "auto" or a pair (low, high) of finite reals; got {param!r}'
-        ) from None
-    if not (np.isfinite(low) and np.isfinite(high) and low < high):
+            f'y_bounds must be "auto", a pair (low, high) of finite reals, or one pair per '
+            f"target (an array of shape (n_targets, 2)); got {param!r}"
+        )
+    if per_target and n_outputs is not None and bounds.shape[0] != n_outputs:
+        raise ValueError(
+            f"y_bounds has {bounds.shape[0]} pairs but y has {n_outputs} target columns: give "
+            'one pair per column, one pair for all of them, or "auto"'
+        )
+    low, high = bounds.reshape(-1, 2).T
+    if not (np.all(np.isfinite(bounds)) and np.all(low < high)):
         raise ValueError(f"y_bounds must be finite with low < high; got {param!r}")
-    return low, high
+    return (float(low[0]), float(high[0])) if pair else bounds
 
 
-def resolve_y_bounds(param, y, fit, sample_weight=None):
+def resolve_y_bounds(param, y, fit, sample_weight=None, n_outputs=1, name=""):
     """The target bounds a ridge fit uses: the public pair given, the exact range of y
     (epsilon = inf, over the records of positive ``sample_weight``), or the private median of y
     plus or minus ``Y_BOUNDS_SPREAD_FACTOR`` times the private upper quartile of
@@ -539,7 +554,11 @@ def resolve_y_bounds(param, y, fit, sample_weight=None):
     the quartile's release would be unreliable; unweighted, as
     for :func:`resolve_data_norm`). Where the upper quartile is released at the grid's floor,
     ``Y_BOUNDS_MAD_FACTOR`` times the private median of the ``|y - median|`` that are not 0
-    (:func:`tail_plan`, charged in every fit that plans it)."""
+    (:func:`tail_plan`, charged in every fit that plans it).
+
+    For one column of a y of ``n_outputs`` columns (:func:`resolve_target_bounds`) each release
+    gets ``1 / n_outputs`` of the shares, so that the bounds of all columns together cost what
+    one column's do; ``name`` tells the columns' releases apart in the record."""
     bounds = check_y_bounds(param)
     if bounds != "auto":
         return bounds
@@ -558,40 +577,67 @@ def resolve_y_bounds(param, y, fit, sample_weight=None):
         return low, high
     # Cells (Y_BOUNDS_CELLS): targets often sit far from 0 relative to their spread, between
     # two candidates of the log grid, where scoring the candidates as points ties them all
-    centre = fit.quantile(y, 0.5, Y_BOUNDS_SHARE, 2, signed_grid(), "y_median", Y_BOUNDS_CELLS)
+    count = 2 * n_outputs  # the median and the spread of each column
+    centre = fit.quantile(y, 0.5, Y_BOUNDS_SHARE, count, signed_grid(), "y_median" + name,
+                          Y_BOUNDS_CELLS)
     grid = positive_grid()
     # the upper quartile where its release is reliable, else the median (MAD): a public choice
     q, factor = Y_SPREAD_QUANTILE, Y_BOUNDS_SPREAD_FACTOR
-    if not fit.quantile_plan(y.shape[0], q, Y_BOUNDS_SHARE, 2, grid.size)[1]:
+    if not fit.quantile_plan(y.shape[0], q, Y_BOUNDS_SHARE, count, grid.size)[1]:
         q, factor = 0.5, Y_BOUNDS_MAD_FACTOR
     deviation = np.abs(y - centre)
-    spread = fit.quantile(deviation, q, Y_BOUNDS_SHARE, 2, grid, "y_spread", Y_BOUNDS_CELLS)
+    spread = fit.quantile(deviation, q, Y_BOUNDS_SHARE, count, grid, "y_spread" + name,
+                          Y_BOUNDS_CELLS)
     half = factor * max(spread, grid[1])
     _warn_if_offset_dominates(fit.source, centre, spread)
-    tail = tail_plan(y.shape[0], fit.rho, grid.size) if q == Y_SPREAD_QUANTILE else None
+    tail = (tail_plan(y.shape[0], fit.rho, grid.size, n_outputs) if q == Y_SPREAD_QUANTILE
+            else None)
     if tail is not None and spread <= grid[1]:
         # more than three quarters share the centre's value: the typical size of the others,
         # whose number is private, so the release gets the base measure of an unreliable one
         spread = fit.quantile_at(_outside_the_atom(deviation), 0.5, tail, False, grid,
-                                 "y_tail", Y_BOUNDS_CELLS)
+                                 "y_tail" + name, Y_BOUNDS_CELLS)
         half, q = Y_BOUNDS_MAD_FACTOR * max(spread, grid[1]), None
         _warn_of_the_tail(fit.source, centre, spread, grid)
     elif tail is not None:
-        fit.charge_planned(tail, "y_tail")
+        fit.charge_planned(tail, "y_tail" + name)
     _warn_if_spread_collapsed(fit.source, spread, grid, q)
     return centre - half, centre + half
 
 
-def tail_plan(n, rho, n_candidates):
+def tail_plan(n, rho, n_candidates, count=1):
     """The exponential mechanism's epsilon of the targets' tail release in a fit of ``n`` rows
     and zCDP budget ``rho`` (:data:`Y_TAIL_SHARE`, lowered to what a reliable median of
-    :data:`Y_TAIL_MIN_FRACTION` of the rows needs), or None without a finite budget. Public
-    quantities only: the reserve is charged in every fit that plans it."""
+    :data:`Y_TAIL_MIN_FRACTION` of the rows needs), or None without a finite budget. With
+    ``count`` target columns: the epsilon of each of their ``count`` tail releases, which share
+    that reserve. Public quantities only: the reserve is charged in every fit that plans it."""
     if not (math.isfinite(rho) and rho > 0):
         return None
     tail_rows = max(Y_TAIL_MIN_FRACTION * n, 1.0)
-    share = min(Y_TAIL_SHARE, bound_share(0.0, tail_rows, 1, n_candidates, rho, 0.5))
-    return em_epsilon(share * rho, 1)
+    share = min(Y_TAIL_SHARE, bound_share(0.0, tail_rows, count, n_candidates, rho, 0.5))
+    return em_epsilon(share * rho, count)
+
+
+def public_target_bounds(param, n_outputs):
+    """``(low, high)``, arrays of shape ``(n_outputs,)``, of public ``y_bounds``: a pair for
+    every column, or one pair per column (checked by :func:`check_y_bounds`)."""
+    bounds = np.reshape(check_y_bounds(param, n_outputs), (-1, 2))
+    low, high = np.broadcast_to(bounds, (n_outputs, 2)).T
+    return low.astype(np.float64), high.astype(np.float64)
+
+
+def resolve_target_bounds(param, Y, fit, sample_weight=None):
+    """``(low, high)``, arrays of shape ``(n_outputs,)``: the bounds of each column of a 2-D
+    ``Y`` (:func:`resolve_y_bounds` per column, the private releases of all columns sharing one
+    column's budget). A public pair applies to every column; an array of shape
+    ``(n_outputs, 2)`` gives each its own."""
+    K = Y.shape[1]
+    if not (isinstance(param, str) and param == "auto"):
+        return public_target_bounds(param, K)
+    pairs = [resolve_y_bounds("auto", Y[:, k], fit, sample_weight, K, f"[{k}]" if K > 1 else "")
+             for k in range(K)]
+    low, high = np.array(pairs, dtype=np.float64).T
+    return low, high
 
 
 def _warn_of_the_tail(source, centre, spread, grid):

@@ -44,7 +44,8 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         the derivative at zero for the squared hinge; and for DPRidge's squared loss a public
         factor of the targets' half-range that depends on the optimizer (2 for dp_scd, 1/4 for
         dp_gdws, dp_nag_opt, dp_masg, dp_sgld and dp_nsgd_tree;
-        :data:`skdp.optimizers._defaults.SQUARED_CLIP_FACTOR`).
+        :data:`skdp.optimizers._defaults.SQUARED_CLIP_FACTOR`), times sqrt(K) for K target
+        columns, whose residuals are clipped jointly (only "auto" there).
     accountant : {"rdp", "pld"}, default="rdp"
         "rdp": skdp's built-in Rényi-DP accountant. "pld": dp-accounting's PLD accountant
         (``pip install "skdp[accounting]"``), where the optimizer's event supports it.
@@ -116,9 +117,11 @@ PRIVACY_ATTRIBUTES = """epsilon_ : float
         above it are scaled down to it in predictions as in the fit.
     intercept_scaling_ : float
         The value of the intercept column the fit used.
-    derivative_clip_ : float
+    derivative_clip_ : float or ndarray
         The derivative clip the fit used (``derivative_clip``, or the value its "auto" rule
-        gave; ``inf`` at ``epsilon=np.inf``, where nothing is clipped).
+        gave; ``inf`` at ``epsilon=np.inf``, where nothing is clipped). For DPRidge with a 2-D y
+        one value per target, in its units: the residual vector ``r`` is clipped to
+        ``sum_k (r_k / derivative_clip_[k])**2 <= 1``.
     delta_ : float
         Delta of the guarantee (0 for pure-DP mechanisms).
     noise_multiplier_ : float

@@ -8,7 +8,7 @@ from sklearn.base import RegressorMixin, _fit_context
 from .._validation import AUTO, POSITIVE, check_positive
 from ..losses import get_loss
 from ._base import DPLinearModel
-from ._bounds import PrivateFit, check_y_bounds, resolve_y_bounds
+from ._bounds import PrivateFit, check_y_bounds, resolve_target_bounds
 from ._docs import fill
 
 __all__ = ["DPRidge"]
@@ -29,30 +29,42 @@ class DPRidge(RegressorMixin, DPLinearModel):
     residual is clipped to ``derivative_clip`` (a Huber loss, in the targets' units) so that
     gradients are bounded.
 
+    A y of shape (n_samples, n_targets) is fitted in one fit under one guarantee, as
+    :class:`sklearn.linear_model.Ridge` fits it: each column is clipped to its own bounds and
+    seen in units of its own half-range, and the residuals of a record are clipped jointly (the
+    record's K residuals are one vector, as a classifier's K margins are), so the noise is that
+    of one target, not of K fits (compare :class:`sklearn.multioutput.MultiOutputRegressor`,
+    whose K fits compose; see :doc:`/user_guide/budget`).
+
     Parameters
     ----------
     %(privacy_params)s
     alpha : float > 0, default=1.0
         Regularisation strength, as in scikit-learn.
-    y_bounds : "auto" or tuple (low, high), default="auto"
+    y_bounds : "auto", tuple (low, high) or array-like of shape (n_targets, 2), default="auto"
         Bounds of the target; targets outside are clipped to them and the fit is centred on
         their midpoint. A pair is a public bound (free; it must not be derived from the private
-        data). "auto": the private median of y plus or minus 2.35 private upper quartiles of
+        data), applied to every column of a 2-D y; an array gives each column its own pair.
+        "auto": the private median of y plus or minus 2.35 private upper quartiles of
         ``|y - median|`` (2.7 standard deviations for normal targets; 4 private median absolute
         deviations where the quartile's release would be unreliable; 4 private medians of the
         other targets' distance to the centre where more than three quarters of the targets
         share its value), for 10% of the fit's zCDP budget (up to 40% on small data sets) and
         up to 2% for the third release (charged whether or not it is drawn),
         included in ``epsilon_`` (see
-        :ref:`raw_data`); the exact range of y at ``epsilon=np.inf``. The values used are
-        ``y_bounds_``.
+        :ref:`raw_data`); the exact range of y at ``epsilon=np.inf``. With several columns each
+        column gets these releases, all of them together the shares of one column (each tail
+        reserve raised to what a reliable release needs, all of them within its 2%). The values
+        used are ``y_bounds_``.
 
     Attributes
     ----------
-    coef_ : ndarray of shape (n_features,)
-    intercept_ : float
-    y_bounds_ : tuple (low, high)
-        The target bounds the fit used (the public pair, or the private estimate).
+    coef_ : ndarray of shape (n_features,) or (n_targets, n_features)
+        The second shape for a 2-D y (as in scikit-learn).
+    intercept_ : float or ndarray of shape (n_targets,)
+    y_bounds_ : tuple (low, high) or ndarray of shape (n_targets, 2)
+        The target bounds the fit used (the public pair, or the private estimate), per column
+        for a 2-D y.
     %(privacy_attributes)s
     """,
         auto_rule="dp_scd",
@@ -103,7 +115,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
             Dense or sparse (CSR/CSC; never densified) features.
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,) or (n_samples, n_targets)
         sample_weight : array-like of shape (n_samples,) or None, default=None
             Non-negative example weights, clipped to ``[0, max_sample_weight]``; each example's
             loss is multiplied by its weight. None: weights of one.
@@ -112,42 +124,63 @@ class DPRidge(RegressorMixin, DPLinearModel):
         -------
         self
         """
-        X, y = self._validate_X_y(X, y, y_numeric=True)
+        X, y = self._validate_X_y(X, y, y_numeric=True, multi_output=True)
         if y.dtype.kind not in "biuf":
             raise ValueError(
                 f"{type(self).__name__} is a regressor: y must be numeric; got an array of dtype "
                 f"{y.dtype} (for example {str(y[0])!r})"
             )
         alpha = check_positive(self.alpha, "alpha")
-        check_y_bounds(self.y_bounds)
+        one_column = y.ndim == 1  # the fitted attributes keep y's shape, as in scikit-learn
+        Y = y[:, None] if one_column else y
+        K = Y.shape[1]
+        check_y_bounds(self.y_bounds, K)
+        if K > 1 and not (isinstance(self.derivative_clip, str)
+                          and self.derivative_clip == "auto"):
+            raise ValueError(
+                f"derivative_clip must be 'auto' for a y of several columns (got "
+                f"{self.derivative_clip!r}): the residual vector is clipped jointly in units of "
+                "each target's half-range, which is no single number in the targets' units"
+            )
         n = X.shape[0]
         self._check_common_params(n)
         fit = PrivateFit(self, n)
         sw = self._validate_sample_weight(sample_weight, X)  # exact bounds: weighted records
-        low, high = self.y_bounds_ = resolve_y_bounds(self.y_bounds, y, fit, sw)
+        low, high = resolve_target_bounds(self.y_bounds, Y, fit, sw)
+        self.y_bounds_ = (float(low[0]), float(high[0])) if one_column else np.column_stack(
+            [low, high])
         # A private fit's optimizer sees targets in [-1, 1]: an exact reparameterisation of the
-        # same ridge objective (y' = (y - centre) / half, W' = W / half; lam unchanged), in which
-        # its public rules (step counts, times, the residual clip) are free of the targets'
-        # units: the same data in other units gives the same model in those units. At
-        # epsilon=inf (no rule, no clip) the targets keep their units, and the exact solver's
-        # absolute tolerance its precision in them.
+        # same ridge objective (y' = (y - centre) / half, W' = W / half, column by column; lam
+        # unchanged), in which its public rules (step counts, times, the residual clip) are free
+        # of the targets' units: the same data in other units gives the same model in those
+        # units. At epsilon=inf (no rule, no clip) one target keeps its units, and the exact
+        # solver's absolute tolerance its precision in them; several are scaled as in a private
+        # fit, so that a column in large units does not set the solver's stopping point alone.
         centre = (low + high) / 2.0
-        half = (high - low) / 2.0 if math.isfinite(fit.epsilon) else 1.0
-        Y = ((np.clip(y, low, high) - centre) / half)[:, None]
-        # the residual clip follows the optimizer (resolved in _fit_problem, "auto" included)
+        half = (high - low) / 2.0 if math.isfinite(fit.epsilon) or K > 1 else np.ones(1)
+        Y = (np.clip(Y, low, high) - centre) / half
+        # The residual clip follows the optimizer (resolved in _fit_problem, "auto" included):
+        # its rule's target bound is the largest residual at W = 0, sqrt(K) for K columns in
+        # [-1, 1] (the K residuals of a record are clipped jointly, as one release).
+        one = one_column or K == 1
         W = self._fit_problem(
             X, Y, get_loss("squared"), alpha / n,
-            lambda optimizer, s: optimizer.default_squared_clip(1.0), n, sample_weight, fit,
-            target_map=(centre, half),
+            lambda optimizer, s: optimizer.default_squared_clip(math.sqrt(K)), n, sample_weight,
+            fit, target_map=(float(centre[0]), float(half[0])) if one else (centre, half),
         )
         coef, intercept = self._split_coef(W)
-        self.coef_ = coef[0] * half
-        self.intercept_ = float(intercept[0]) * half + centre
+        coef, intercept = coef * half[:, None], intercept * half + centre
+        if one_column:
+            self.coef_, self.intercept_ = coef[0], float(intercept[0])
+        else:
+            self.coef_, self.intercept_ = coef, intercept
         return self
 
     def predict(self, X):
-        """Predicted targets, shape (n_samples,)."""
-        return self._decision(X).ravel()
+        """Predicted targets, shape (n_samples,), or (n_samples, n_targets) for a model fitted on
+        a y of shape (n_samples, n_targets)."""
+        scores = self._decision(X)
+        return scores if np.ndim(self.coef_) == 2 else scores.ravel()
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -155,4 +188,5 @@ class DPRidge(RegressorMixin, DPLinearModel):
         # dominates (R^2 < 0.5); the same check data gives R^2 > 0.8 at epsilon=inf
         # (tests/test_estimators.py::test_ridge_check_data_without_noise).
         tags.regressor_tags.poor_score = True
+        tags.target_tags.multi_output = True  # one fit, one guarantee, for all columns of y
         return tags

@@ -48,8 +48,9 @@ def final_estimator(estimator):
     return est, prefix
 
 
-def _synthetic(n_samples, n_features, classes, classifier, schema=None):
-    """Public synthetic data of the given shape (no private record is involved).
+def _synthetic(n_samples, n_features, classes, classifier, schema=None, n_targets=None):
+    """Public synthetic data of the given shape (no private record is involved): ``n_targets``
+    columns of y for a regressor fitted on a 2-D y (None: a 1-D y).
 
     With a ``schema`` (the column names and dtypes of a DataFrame, ``X.dtypes``), a DataFrame
     with those columns: numeric columns hold Gaussian values, boolean ones alternate, and every
@@ -76,8 +77,15 @@ def _synthetic(n_samples, n_features, classes, classifier, schema=None):
     if classifier:
         y = np.asarray(classes)[np.arange(n_samples) % len(classes)]
     else:
-        y = np.zeros(n_samples)
+        y = np.zeros(n_samples if n_targets is None else (n_samples, int(n_targets)))
     return X, y
+
+
+def target_columns(y):
+    """The number of columns of a 2-D y (a regressor's several targets), or None for a 1-D y
+    (public: the data's shape)."""
+    shape = np.shape(y)
+    return int(shape[1]) if len(shape) == 2 else None
 
 
 def _schema(X):
@@ -86,7 +94,7 @@ def _schema(X):
     return X.dtypes if hasattr(X, "columns") and hasattr(X, "dtypes") else None
 
 
-def _plan_fit(estimator, n_samples, n_features, classes=None, schema=None):
+def _plan_fit(estimator, n_samples, n_features, classes=None, schema=None, n_targets=None):
     """A clone of ``estimator`` fitted on public synthetic data of the given shape (and schema),
     with ledger charging suspended; the synthetic fit's warnings are not the user's."""
     est = clone(estimator)
@@ -96,14 +104,14 @@ def _plan_fit(estimator, n_samples, n_features, classes=None, schema=None):
         if classes is None:
             classes = final.classes if final.classes is not None else [0, 1]
         est.set_params(**{prefix + "classes": np.asarray(classes)})
-    X, y = _synthetic(int(n_samples), int(n_features), classes, classifier, schema)
+    X, y = _synthetic(int(n_samples), int(n_features), classes, classifier, schema, n_targets)
     with _suspended(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(X, y)
     return est
 
 
-def plan_event(estimator, n_samples, n_features, classes=None, schema=None):
+def plan_event(estimator, n_samples, n_features, classes=None, schema=None, n_targets=None):
     """The privacy record a fit of ``estimator`` on ``n_samples`` x ``n_features`` data will have.
 
     skdp calibrates noise from public quantities only (n, d, the bounds, the budget, the
@@ -125,6 +133,8 @@ def plan_event(estimator, n_samples, n_features, classes=None, schema=None):
         For a pipeline fitted on a DataFrame (columns selected by name): the DataFrame's
         ``dtypes``, its column names and dtypes (no record value). The synthetic data is then a
         DataFrame with those columns (see :func:`_synthetic`).
+    n_targets : int or None
+        The columns of a regressor's 2-D y (None: a 1-D y).
 
     Returns
     -------
@@ -132,7 +142,7 @@ def plan_event(estimator, n_samples, n_features, classes=None, schema=None):
         The record of the final estimator, which for a
         :class:`~skdp.pipeline.PrivatePipeline` covers the whole pipeline.
     """
-    est = _plan_fit(estimator, n_samples, n_features, classes, schema)
+    est = _plan_fit(estimator, n_samples, n_features, classes, schema, n_targets)
     return final_estimator(est)[0].privacy_record_
 
 
@@ -185,6 +195,7 @@ class _FitPlanner:
         self.classes = np.unique(y) if is_classifier(final_estimator(base)[0]) else None
         self.n_features = (np.asarray(X) if not hasattr(X, "shape") else X).shape[1]
         self.schema = _schema(X)
+        self.n_targets = target_columns(y)
         self.cache = {}
 
     def records(self, params, n_samples):
@@ -192,7 +203,7 @@ class _FitPlanner:
         key = (repr(sorted(params.items(), key=lambda kv: kv[0])), int(n_samples))
         if key not in self.cache:
             est = _plan_fit(clone(self.base).set_params(**params), n_samples, self.n_features,
-                            self.classes, self.schema)
+                            self.classes, self.schema, self.n_targets)
             # a step that released nothing (a scaler passing its features through) has no
             # record and charges nothing
             records = (part.privacy_record_ for part in _charging_parts(est, fitted=True))

@@ -26,7 +26,8 @@ from ..privacy import (
     calibrate_noise_multiplier,
     compute_epsilon,
 )
-from ._cost import _budgets, _schema, final_estimator, plan_event, same_event
+from ..linear_model._bounds import public_target_bounds
+from ._cost import _budgets, _schema, final_estimator, plan_event, same_event, target_columns
 from ._events import MaxEvent, RepeatAndSelectEvent, sample_repetitions
 
 __all__ = ["PrivateSearchCV"]
@@ -92,7 +93,8 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         Share of the records held out to score the candidates.
     scoring : {"accuracy", "neg_mean_squared_error"} or None, default=None
         None: accuracy for classifiers, negative clipped mean squared error for regressors
-        (targets and predictions clipped to the estimator's public ``y_bounds``).
+        (targets and predictions clipped to the estimator's public ``y_bounds``; for a 2-D y
+        the mean over the columns, each clipped to its own pair).
     score_epsilon : float > 0 or None, default=None
         Budget of one noisy validation score (its Gaussian noise is calibrated to it at
         ``delta``). None: the smallest candidate ``epsilon``, so the score costs about as much
@@ -233,7 +235,7 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-        y : array-like of shape (n_samples,)
+        y : array-like of shape (n_samples,), or (n_samples, n_targets) for DPRidge
 
         Returns
         -------
@@ -257,13 +259,16 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
 
         dask_input = is_dask(X)
         if dask_input:  # rows on Dask workers: the runs fit there, the scores are reductions
-            X, y = as_dask_inputs(X, y)
+            X, y = as_dask_inputs(X, y, multi_output=not classifier)
             y_arr = y
             n, n_features = int(X.shape[0]), int(X.shape[1])
         else:
             y_arr = np.asarray(y)
             n = y_arr.shape[0]
             n_features = np.asarray(X[:1] if not hasattr(X, "iloc") else X.iloc[:1]).shape[1]
+        n_targets = None if classifier else target_columns(y_arr)  # a regressor's 2-D y
+        if scoring == "neg_mean_squared_error":  # public: checked against y's shape now
+            low, high = public_target_bounds(final.y_bounds, n_targets or 1)
         _check_stateless_steps(self.estimator, _probe(n_features))
         delta = check_delta(self.delta, n)
         m = int(round(self.validation_fraction * n))
@@ -287,7 +292,7 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
 
         # -- the plan: every candidate's event, from public quantities only ---------------------
         schema = None if dask_input else _schema(X)  # a DataFrame's columns, for its pipeline
-        fit_records = [plan_event(est, n_train, n_features, classes, schema)
+        fit_records = [plan_event(est, n_train, n_features, classes, schema, n_targets)
                        for est in estimators]
         targets = []
         for est, rec in zip(estimators, fit_records):
@@ -305,7 +310,7 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         event = RepeatAndSelectEvent(run_event, float(self.n_iter), float(self.shape))
         full_records = None
         if self.refit:
-            full_records = [plan_event(est, n, n_features, classes, schema)
+            full_records = [plan_event(est, n, n_features, classes, schema, n_targets)
                             for est in estimators]
             event = ComposedEvent((event, MaxEvent(tuple(_unique([r.event for r in full_records])))))
         epsilon = compute_epsilon(event, delta, "rdp")
@@ -325,8 +330,8 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         if scoring == "accuracy":
             sensitivity = 1.0 / m
         else:
-            low, high = (float(v) for v in final.y_bounds)
-            sensitivity = (high - low) ** 2 / m
+            # a record's share of the mean over its K clipped squared errors
+            sensitivity = float(np.mean((high - low) ** 2)) / m
         record = PrivacyRecord(
             event=event, epsilon=float(epsilon), delta=float(delta), accountant="rdp",
             mechanism="repeat_and_select", noise_multiplier=float(z_score),
@@ -537,17 +542,19 @@ def _check_planned(model, planned):
 
 
 def _score(model, X, y, scoring, final):
-    """The exact validation score; its per-record contributions are bounded (sensitivity)."""
+    """The exact validation score; its per-record contributions are bounded (sensitivity): the
+    mean of the squared errors, each target and prediction clipped to its column's bounds."""
     if is_dask(X):  # predicted where the rows live; only the mean comes back
         pred = predict_blocks(model, X)
         if scoring == "accuracy":
             return float((pred == y).mean().compute())
-        low, high = (float(v) for v in final.y_bounds)
+        low, high = public_target_bounds(final.y_bounds, target_columns(y) or 1)
         err = (y.astype(float).clip(low, high) - pred.clip(low, high)) ** 2
         return -float(err.mean().compute())
     pred = model.predict(X)
     if scoring == "accuracy":
         return float(np.mean(pred == y))
-    low, high = (float(v) for v in final.y_bounds)
-    err = (np.clip(np.asarray(y, dtype=float), low, high) - np.clip(pred, low, high)) ** 2
+    y = np.asarray(y, dtype=float)
+    low, high = public_target_bounds(final.y_bounds, target_columns(y) or 1)
+    err = (np.clip(y, low, high) - np.clip(pred, low, high)) ** 2
     return -float(np.mean(err))
