@@ -428,7 +428,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         data_norm, row_scale, norms = resolve_data_norm(data_norm, X, fit, sw)
         self.data_norm_ = data_norm
         if fit.private:  # the released or public row bound: public
-            optimizer.check_regularisation(lam * n_samples / data_norm**2)
+            optimizer.check_regularisation(lam * n_samples / data_norm**2, loss)
         s = self.intercept_scaling_ = row_scale if s == "auto" else s
         init = (self._warm_point(X.shape[1], Y.shape[1], s, target_map) if self.warm_start
                 else None)

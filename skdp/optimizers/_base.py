@@ -322,10 +322,11 @@ class DPOptimizer(BaseEstimator):
     #: Whether a mini-batch ``batch_size`` means Poisson sampling (:func:`batch_fraction`).
     poisson_batches = True
 
-    def check_regularisation(self, lam_n_rows):
+    def check_regularisation(self, lam_n_rows, loss=None):
         """Warn when the problem is too weakly regularised for this optimizer; nothing by
         default. ``lam_n_rows`` is ``lam n`` in units of rows of norm <= 1 (``1 / (C D^2)`` for
-        a public row bound D), called by the estimators on private fits (public values)."""
+        a public row bound D), ``loss`` the problem's :class:`~skdp.losses.Loss` (None: not
+        known), called by the estimators on private fits (public values)."""
 
     def default_squared_clip(self, y_bound):
         """The residual clip of the squared loss this optimizer gets from DPRidge's

@@ -152,6 +152,7 @@ SVC_DUAL_MAX_SNR = 8.0
 #: Adult n 500..1000: 2 to 3.5 points lost against dp_gdws; raw breast cancer, D ~ 1500: the
 #: majority class). dp_gdws is scale-free there. Measured: digits and breast cancer rows of norm
 #: 1, 2, 4, 10 (dp_scd flat up to 4), Adult (dp_scd behind dp_gdws by 0.4 points from 2).
+#: Classifiers only: DPRidge's dp_scd does not lose its steps (``DPSCD.check_regularisation``).
 DUAL_MIN_REGULARISATION = 1.0 / 16.0
 #: DPRidge's ``derivative_clip="auto"``: the residual clip tau of the squared loss (the
 #: per-example gradient bound is tau R), in units of the targets' half-range ``y_bound``, per
