@@ -307,9 +307,9 @@ def test_two_warm_started_fits_are_two_charges(data):
 def test_warm_start_shape_mismatch_raises(data):
     X, y = data
     est = DPLogisticRegression(epsilon=np.inf, optimizer="dp_gdws", warm_start=True).fit(X, y)
-    with pytest.raises(ValueError, match="another number of features or classes"):
+    with pytest.raises(ValueError, match="another number of features, classes or targets"):
         est.fit(X[:, :4], y)
-    with pytest.raises(ValueError, match="another number of features or classes"):
+    with pytest.raises(ValueError, match="another number of features, classes or targets"):
         est.fit(X, np.digitize(X[:, 1], [-0.3, 0.3]))
     # a cold start is always possible
     est.set_params(warm_start=False).fit(X[:, :4], y)

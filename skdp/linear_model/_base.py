@@ -563,7 +563,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         if coef.shape != (n_outputs, n_features):
             raise ValueError(
                 f"warm_start=True: the fitted coef_ has shape {coef.shape} but this fit needs "
-                f"{(n_outputs, n_features)} (another number of features or classes); use "
+                f"{(n_outputs, n_features)} (another number of features, classes or targets); use "
                 "warm_start=False for a cold start"
             )
         offset, scale = target_map
