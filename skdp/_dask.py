@@ -62,33 +62,31 @@ def _to_array(obj, name):
 
 def as_dask_vector(v, row_chunks, name):
     """``v`` (dask or in-memory, 1-D) as a float or label dask array chunked like the rows."""
-    import dask.array as da
-
     v = _to_array(v, name) if is_dask(v) else np.asarray(v)
     if v.ndim == 2 and v.shape[1] == 1:
         v = v[:, 0]
     if v.ndim != 1:
         # scikit-learn's wording, which the estimators' explained errors extend
         raise ValueError(f"{name} should be a 1d array, got an array of shape {v.shape} instead.")
-    if v.shape[0] != sum(row_chunks):
-        raise ValueError(
-            f"{name} has {v.shape[0]} entries but X has {sum(row_chunks)} rows"
-        )
-    if not is_dask(v):
-        return da.from_array(v, chunks=(row_chunks,))
-    return v.rechunk((row_chunks,))
+    return _chunked_like_rows(v, row_chunks, name)
 
 
 def _as_dask_columns(v, row_chunks, name):
     """A 2-D ``v`` (dask or in-memory) as a dask array chunked like the rows, one column chunk."""
+    return _chunked_like_rows(_to_array(v, name) if is_dask(v) else np.asarray(v), row_chunks,
+                              name)
+
+
+def _chunked_like_rows(v, row_chunks, name):
+    """``v`` (a dask or numpy array, 1-D or 2-D) with X's row chunks (and one column chunk)."""
     import dask.array as da
 
-    v = _to_array(v, name) if is_dask(v) else np.asarray(v)
     if v.shape[0] != sum(row_chunks):
-        raise ValueError(f"{name} has {v.shape[0]} rows but X has {sum(row_chunks)}")
-    if not is_dask(v):
-        return da.from_array(v, chunks=(row_chunks, -1))
-    return v.rechunk((row_chunks, -1))
+        raise ValueError(
+            f"{name} has {v.shape[0]} entries but X has {sum(row_chunks)} rows"
+        )
+    chunks = (row_chunks,) + (-1,) * (v.ndim - 1)
+    return v.rechunk(chunks) if is_dask(v) else da.from_array(v, chunks=chunks)
 
 
 def as_dask_inputs(X, y, multi_output=False):

@@ -546,8 +546,9 @@ def check_y_bounds(param, n_outputs=None):
     return (float(low[0]), float(high[0])) if pair else bounds
 
 
-def resolve_y_bounds(param, y, fit, sample_weight=None, n_outputs=1, name=""):
-    """The target bounds a ridge fit uses: the public pair given, the exact range of y
+def resolve_y_bounds(y, fit, sample_weight=None, n_outputs=1, name=""):
+    """The bounds ``y_bounds="auto"`` gives one target column (public bounds are read by
+    :func:`public_target_bounds`): the exact range of y
     (epsilon = inf, over the records of positive ``sample_weight``), or the private median of y
     plus or minus ``Y_BOUNDS_SPREAD_FACTOR`` times the private upper quartile of
     ``|y - median|`` (:data:`Y_SPREAD_QUANTILE`; ``Y_BOUNDS_MAD_FACTOR`` times its median where
@@ -559,9 +560,6 @@ def resolve_y_bounds(param, y, fit, sample_weight=None, n_outputs=1, name=""):
     For one column of a y of ``n_outputs`` columns (:func:`resolve_target_bounds`) each release
     gets ``1 / n_outputs`` of the shares, so that the bounds of all columns together cost what
     one column's do; ``name`` tells the columns' releases apart in the record."""
-    bounds = check_y_bounds(param)
-    if bounds != "auto":
-        return bounds
     if is_dask(y):
         y = y.astype(np.float64)
         if not fit.private:  # epsilon = inf: the exact range, a reduction
@@ -634,7 +632,7 @@ def resolve_target_bounds(param, Y, fit, sample_weight=None):
     K = Y.shape[1]
     if not (isinstance(param, str) and param == "auto"):
         return public_target_bounds(param, K)
-    pairs = [resolve_y_bounds("auto", Y[:, k], fit, sample_weight, K, f"[{k}]" if K > 1 else "")
+    pairs = [resolve_y_bounds(Y[:, k], fit, sample_weight, K, f"[{k}]" if K > 1 else "")
              for k in range(K)]
     low, high = np.array(pairs, dtype=np.float64).T
     return low, high

@@ -162,11 +162,10 @@ class DPRidge(RegressorMixin, DPLinearModel):
         # The residual clip follows the optimizer (resolved in _fit_problem, "auto" included):
         # its rule's target bound is the largest residual at W = 0, sqrt(K) for K columns in
         # [-1, 1] (the K residuals of a record are clipped jointly, as one release).
-        one = one_column or K == 1
         W = self._fit_problem(
             X, Y, get_loss("squared"), alpha / n,
             lambda optimizer, s: optimizer.default_squared_clip(math.sqrt(K)), n, sample_weight,
-            fit, target_map=(float(centre[0]), float(half[0])) if one else (centre, half),
+            fit, target_map=(float(centre[0]), float(half[0])) if K == 1 else (centre, half),
         )
         coef, intercept = self._split_coef(W)
         coef, intercept = coef * half[:, None], intercept * half + centre
