@@ -14,6 +14,7 @@ full size, real and faulty (the rows of the table in docs/audit.rst, with the sa
 """
 
 import numpy as np
+from sklearn.base import clone
 import pytest
 
 from ._helpers import fast_accounting  # noqa: F401 (autouse: memoised accounting for this module)
@@ -138,7 +139,7 @@ def test_every_optimizer_option_is_mapped_and_its_analyses_audited(name):
                 if p.params.get("mechanism") == "laplace"} == {True, False}
 
 
-def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld():
+def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld_workers():
     from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 
     paths = estimator_paths()
@@ -171,6 +172,12 @@ def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld():
     # float32 X is read in place by kernels of its own (issue 16)
     assert {type(audited(p)) for p in paths if p.float32} >= {DPLogisticRegression, DPRidge}
     assert {type(audited(p)) for p in paths if _uses_pld(p)} >= {DPLogisticRegression, DPRidge}
+    assert any(p.n_targets > 1 for p in paths if _uses_pld(p))
+    # fits in worker processes (loky, unseeded): a classifier, and DPRidge with two targets
+    workers = [p for p in paths if p.group == "worker processes"]
+    assert {(type(audited(p)), p.n_targets) for p in workers} >= {(DPLogisticRegression, 1),
+                                                                  (DPRidge, 2)}
+    assert all(audited(p).random_state is None for p in workers)
     for p in paths:  # the audited estimators are the powered ones (a saturated canary)
         est = audited(p)
         if p.group == "model selection":  # (the small audits check the claim's size)
@@ -218,7 +225,9 @@ def _small_params():
     for p in PATHS:
         # dp-accounting's PLD calibration takes one to three minutes at delta = 0.2 here
         # the Dask path: a task per chunk and step, ~0.1 s a fit (slow run)
-        marks = [pytest.mark.slow] if _uses_pld(p) or getattr(p, "dask", False) else []
+        # a fit in a loky worker: a round trip and the worker's own calibration (slow run)
+        slow = _uses_pld(p) or getattr(p, "dask", False) or p.group == "worker processes"
+        marks = [pytest.mark.slow] if slow else []
         out.append(pytest.param(p, id=p.label, marks=marks))
     return out
 
@@ -351,3 +360,37 @@ def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer, n_targe
                                                                else (1, n_targets))
     assert est.optimizer_.name == optimizer
     assert isinstance(est.dp_event_.events[-1], ZCDPEvent) == dask
+
+
+# -- fits in worker processes ----------------------------------------------------------------------
+def test_active_noise_factor_is_the_open_blocks():
+    from skdp.audit._faults import active_noise_factor
+
+    assert active_noise_factor() == 1.0
+    with noise_scaled(0.5):
+        assert active_noise_factor() == 0.5
+        with noise_scaled(0.25):  # a nested block patches nothing: the outer factor holds
+            assert active_noise_factor() == 0.5
+        assert active_noise_factor() == 0.5
+    assert active_noise_factor() == 1.0
+
+
+@pytest.mark.slow
+def test_a_fault_reaches_the_fit_in_a_worker_process():
+    """The worker paths' fault runs are meaningful only if the worker draws the scaled noise:
+    a seeded fit in a worker under noise_scaled(0.5) equals the same fit in this process."""
+    import warnings
+
+    from skdp.audit._paths import _InWorkerProcess
+
+    path, = [p for p in estimator_paths() if p.group == "worker processes" and p.n_targets == 1]
+    c, X = path.data(0)
+    seeded = path.make(0).estimator.set_params(random_state=7)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        real = _InWorkerProcess(seeded).fit(X, c.y).coef_
+        with noise_scaled(0.5):
+            faulty = _InWorkerProcess(seeded).fit(X, c.y).coef_
+            here = clone(seeded).fit(X, c.y).coef_
+    np.testing.assert_array_equal(faulty, here)
+    assert not np.allclose(faulty, real)

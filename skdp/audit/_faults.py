@@ -12,7 +12,10 @@ import numpy as np
 
 from ..optimizers import available_optimizers, get_optimizer_class
 
-__all__ = ["noise_scaled", "NOISE_DECISIONS"]
+__all__ = ["noise_scaled", "active_noise_factor", "NOISE_DECISIONS"]
+
+# the factors of the noise_scaled blocks open in this process, outermost first
+_ACTIVE = []
 
 #: Per registered optimizer: the method that decides the noise (from public quantities, before
 #: the data is touched) and the positions, in what it returns, of the noise scales the kernel
@@ -64,7 +67,7 @@ def noise_scaled(factor):
     missing = sorted(set(names) - set(NOISE_DECISIONS))
     if missing:
         raise NotImplementedError(f"noise_scaled does not know how {missing} decide their noise")
-    patched = []
+    patched, pushed = [], False
     try:
         for name in names:
             cls = get_optimizer_class(name)
@@ -75,10 +78,28 @@ def noise_scaled(factor):
             own = attr in cls.__dict__
             setattr(cls, attr, _scaled(original, positions, factor))
             patched.append((cls, attr, original, own))
+        if patched:  # a nested block patches nothing: the outer factor stays in force
+            _ACTIVE.append(factor)
+            pushed = True
         yield
     finally:
+        if pushed:
+            _ACTIVE.pop()
         for cls, attr, original, own in reversed(patched):
             if own:
                 setattr(cls, attr, original)
             else:
                 delattr(cls, attr)
+
+
+def active_noise_factor():
+    """The factor of the :func:`noise_scaled` block open in this process (1.0 outside one).
+
+    A block patches this process's classes only; an audit that fits in worker processes passes
+    this factor to each job, which opens a block of its own.
+
+    Returns
+    -------
+    float
+    """
+    return _ACTIVE[-1] if _ACTIVE else 1.0
