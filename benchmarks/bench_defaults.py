@@ -71,6 +71,8 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   informative, 6 redundant, classes 60/40, 4% label noise, class_sep 1) and
   ``make_classification_sep`` (d 15, 5 informative, 2 redundant, 1% label noise, class_sep 2:
   well separated). It judges the next rule change: the fourth part has been looked at too.
+  First run in session 31, at the classifiers' rules of session 17
+  (``results/defaults_s31_heldout5_10seeds*``; the commands in ``defaults_report.py``).
 
 **References.** Non-private scikit-learn on the same arrays (LogisticRegression(C=1),
 LinearSVC(C=1), Ridge(alpha=1)); the majority class of the training subsample (classification) and
@@ -164,7 +166,7 @@ HELDOUT4 = ("adult_married", "make_classification_skewed", "wine_alcohol",
 #: dp_gdws variants explored on it), so a rule chosen after session 23 is judged here first.
 #: Classification only: the rule it was fixed for (dp_gdws's tail decision,
 #: ``dev_rules_gdws_tail_decision.py``) changes the classifiers alone. That rule failed on the
-#: looked-at parts, so this part has not been run: it is unseen.
+#: looked-at parts, so the part stayed unseen until session 31 ran it at the rules of session 17.
 HELDOUT5 = ("adult_private", "make_classification_mid", "make_classification_sep")
 PARTS = {"dev": DEV, "heldout": HELDOUT, "heldout2": HELDOUT2, "heldout3": HELDOUT3,
          "heldout4": HELDOUT4, "heldout5": HELDOUT5}

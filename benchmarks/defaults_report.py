@@ -127,6 +127,19 @@ needs the data directory (``SKDP_DATA_DIR``, else ``../shared/data``)::
         $R/defaults_s23_heldout4_reg.csv $R/defaults_s23_heldout4_wine.csv --changed \
         --out defaults_s23_heldout4
 
+Session 31 (``defaults_s31_heldout5*``): the fifth held-out part (``bench_defaults.HELDOUT5``,
+fixed in session 24 before it was run; classification only) at the classifiers' rules of
+session 17, its first run, seeds 0 to 2 and then 3 to 9 (Adult needs the data directory)::
+
+    python benchmarks/bench_defaults.py --heldout heldout5 --estimators logistic svc \
+        --seeds 3 --out defaults_s31_heldout5
+    python benchmarks/bench_defaults.py --heldout heldout5 --estimators logistic svc \
+        --seeds 7 --first-seed 3 --out defaults_s31_heldout5_seeds3to9
+    python benchmarks/defaults_report.py --after $R/defaults_s31_heldout5.csv \
+        $R/defaults_s31_heldout5_seeds3to9.csv --changed --out defaults_s31_heldout5_10seeds
+
+(about 10 and 20 minutes on this machine with the anchors computed on the way).
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier
