@@ -138,7 +138,19 @@ session 17, its first run, seeds 0 to 2 and then 3 to 9 (Adult needs the data di
     python benchmarks/defaults_report.py --after $R/defaults_s31_heldout5.csv \
         $R/defaults_s31_heldout5_seeds3to9.csv --changed --out defaults_s31_heldout5_10seeds
 
-(about 10 and 20 minutes on this machine with the anchors computed on the way).
+(about 10 and 20 minutes on this machine with the anchors computed on the way). Then three of
+its cells on fresh seeds (the criterion-(a) cell and the two (b) cells beyond their noise; a
+few minutes)::
+
+    python benchmarks/bench_defaults.py --heldout heldout5 --estimators logistic svc \
+        --datasets adult_private --n 1000 --eps 0.3 --seeds 30 --first-seed 10 \
+        --out defaults_s31_heldout5_fresh_a
+    python benchmarks/bench_defaults.py --heldout heldout5 --estimators logistic svc \
+        --datasets make_classification_mid --n 5000 --eps 0.1 --seeds 30 --first-seed 10 \
+        --out defaults_s31_heldout5_fresh_b1
+    python benchmarks/bench_defaults.py --heldout heldout5 --estimators logistic svc \
+        --datasets make_classification_mid --n 500 --eps 3 --seeds 100 --first-seed 10 \
+        --out defaults_s31_heldout5_fresh_b2
 
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
