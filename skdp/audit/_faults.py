@@ -14,9 +14,6 @@ from ..optimizers import available_optimizers, get_optimizer_class
 
 __all__ = ["noise_scaled", "active_noise_factor", "NOISE_DECISIONS"]
 
-# the factors of the noise_scaled blocks open in this process, outermost first
-_ACTIVE = []
-
 #: Per registered optimizer: the method that decides the noise (from public quantities, before
 #: the data is touched) and the positions, in what it returns, of the noise scales the kernel
 #: draws with. The privacy record it returns (or the event the record is built from) is left
@@ -40,7 +37,7 @@ def _scaled(method, positions, factor):
         return tuple(out)
 
     wrapper.__wrapped__ = method
-    wrapper._skdp_noise_scaled = True
+    wrapper._skdp_noise_factor = factor
     return wrapper
 
 
@@ -67,24 +64,19 @@ def noise_scaled(factor):
     missing = sorted(set(names) - set(NOISE_DECISIONS))
     if missing:
         raise NotImplementedError(f"noise_scaled does not know how {missing} decide their noise")
-    patched, pushed = [], False
+    patched = []
     try:
         for name in names:
             cls = get_optimizer_class(name)
             attr, positions = NOISE_DECISIONS[name]
             original = getattr(cls, attr)
-            if getattr(original, "_skdp_noise_scaled", False):
-                continue  # inherited from a class patched already: scale once
+            if hasattr(original, "_skdp_noise_factor"):
+                continue  # inherited from a class patched already (or a nested block): scale once
             own = attr in cls.__dict__
             setattr(cls, attr, _scaled(original, positions, factor))
             patched.append((cls, attr, original, own))
-        if patched:  # a nested block patches nothing: the outer factor stays in force
-            _ACTIVE.append(factor)
-            pushed = True
         yield
     finally:
-        if pushed:
-            _ACTIVE.pop()
         for cls, attr, original, own in reversed(patched):
             if own:
                 setattr(cls, attr, original)
@@ -102,4 +94,6 @@ def active_noise_factor():
     -------
     float
     """
-    return _ACTIVE[-1] if _ACTIVE else 1.0
+    name = next(iter(NOISE_DECISIONS))  # every class is patched alike: read the first
+    method = getattr(get_optimizer_class(name), NOISE_DECISIONS[name][0])
+    return getattr(method, "_skdp_noise_factor", 1.0)
