@@ -5,7 +5,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE)); sys.path.insert(0, str(HERE.parent))
 from bench_defaults import DELTA, subsample
-from skdp import DPLogisticRegression, DPLinearSVC, DPGDWS
+from skdp import DPLogisticRegression, DPGDWS
 from skdp.optimizers._defaults import budget_rho, gdws_steps
 cells = [("adult", 1000), ("adult", 2000), ("breast_cancer", 426), ("digits", 1000), ("make_classification", 1000), ("make_classification", 2000)]
 gaps = {50: [], 70: []}

@@ -21,7 +21,6 @@ writes ``benchmarks/results/dev_rules_scd_accelerated.csv``.
 import argparse
 import csv
 import json
-import os
 import sys
 import time
 import warnings
