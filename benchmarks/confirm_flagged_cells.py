@@ -21,6 +21,10 @@ Session 23 ran the same on the fourth held-out part's first run (no rule changed
         defaults_s23_heldout4_reg defaults_s23_heldout4_wine --out confirm_flagged_heldout4
 
 (``--grid``: the grid's csv stems under ``results/``, read in order; ``--out``: the stem written.)
+Session 32 ran it on the fifth held-out part's first run (41 cells, about 35 minutes)::
+
+    python benchmarks/confirm_flagged_cells.py --grid defaults_s31_heldout5_10seeds \
+        --out confirm_flagged_heldout5
 """
 
 import argparse
