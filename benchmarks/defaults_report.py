@@ -152,6 +152,18 @@ few minutes)::
         --datasets make_classification_mid --n 500 --eps 3 --seeds 100 --first-seed 10 \
         --out defaults_s31_heldout5_fresh_b2
 
+Session 32 (``defaults_s32_heldout6*``): the sixth held-out part (``bench_defaults.HELDOUT6``,
+fixed in session 32 before it was run: weak targets) at the rules of session 17, unchanged
+since, its first run, seeds 0 to 2 and then 3 to 9 (Adult needs the data directory)::
+
+    python benchmarks/bench_defaults.py --heldout heldout6 --seeds 3 --out defaults_s32_heldout6
+    python benchmarks/bench_defaults.py --heldout heldout6 --seeds 7 --first-seed 3 \
+        --out defaults_s32_heldout6_seeds3to9
+    python benchmarks/defaults_report.py --after $R/defaults_s32_heldout6.csv \
+        $R/defaults_s32_heldout6_seeds3to9.csv --changed --out defaults_s32_heldout6_10seeds
+
+(about 15 and 35 minutes on this machine, the anchors computed on the way).
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier
