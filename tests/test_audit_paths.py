@@ -221,20 +221,13 @@ def test_default_paths_run_what_their_labels_say(label, param, optimizer, clip):
     assert est.derivative_clip_ == pytest.approx(clip, rel=1e-12)
 
 
-# -- small audits (default run) ---------------------------------------------------------------------
-def _small_params():
-    out = []
-    for p in PATHS:
-        # dp-accounting's PLD calibration takes one to three minutes at delta = 0.2 here
-        # the Dask path: a task per chunk and step, ~0.1 s a fit (slow run)
-        # a fit in a loky worker: a round trip and the worker's own calibration (slow run)
-        slow = _uses_pld(p) or getattr(p, "dask", False) or p.group == "worker processes"
-        marks = [pytest.mark.slow] if slow else []
-        out.append(pytest.param(p, id=p.label, marks=marks))
-    return out
-
-
-@pytest.mark.parametrize("path", _small_params())
+# -- small audits (slow run) ------------------------------------------------------------------------
+# Every path's small audit runs with the slow tests since session 32: the 103 of them took 45 to
+# 60 s of the default run's CPU, which had reached its 5 minutes on a slow host, and the slow run
+# audits every path at full size anyway (test_path_audit). The default run keeps the small
+# audit of each optimizer x estimator (test_audit.py) and the fault checks below.
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.label) for p in PATHS])
 def test_small_path_audit(path):
     fits = SMALL_FITS if isinstance(path, OptimizerPath) else SMALL_FITS // 2
     res = run_path(path, fits, random_state=path_seeds(path)[0])
