@@ -37,6 +37,7 @@ sys.path.insert(0, str(HERE))
 import bench_defaults as bd  # noqa: E402
 
 from skdp import DPGDWS, DPLogisticRegression  # noqa: E402
+from skdp.privacy.langevin import epsilon_mironov  # noqa: E402
 from skdp.privacy.record import zcdp_rho_for_budget  # noqa: E402
 
 SEEDS = range(10, 30)
@@ -48,11 +49,6 @@ CELLS = [("adult_private", 1000, 0.3), ("adult_private", 2000, 0.3), ("adult_pri
          ("wine_good", 1000, 0.3)]
 
 
-def _zcdp_epsilon(rho, delta):
-    """Bun and Steinke's conversion of rho-zCDP to (epsilon, delta)."""
-    return rho + 2.0 * math.sqrt(rho * math.log(1.0 / delta))
-
-
 def _model(eps, delta, seed, **kw):
     return DPLogisticRegression(epsilon=eps, delta=delta, data_norm=1.0, random_state=seed, **kw)
 
@@ -61,14 +57,15 @@ def recalibrated_score(X, y, X_te, y_te, eps, seed, share=RECAL_SHARE):
     """Test accuracy of the default fit at (1 - share) rho recalibrated at share rho."""
     rho = zcdp_rho_for_budget(eps, bd.DELTA)
     half = bd.DELTA / 2
-    fit = _model(_zcdp_epsilon((1 - share) * rho, half), half, seed).fit(X, y)
+    # each share's epsilon by the same conversion rho + 2 sqrt(rho log(1/delta))
+    fit = _model(epsilon_mironov((1 - share) * rho, half)[0], half, seed).fit(X, y)
     w = fit.coef_.ravel()
     scale = 3.0 * np.linalg.norm(w) / math.sqrt(X.shape[1])
 
     def feature(A):
         return np.clip(A @ w / scale, -1.0, 1.0)[:, None]
 
-    platt = _model(_zcdp_epsilon(share * rho, half), half, seed + 999).fit(feature(X), y)
+    platt = _model(epsilon_mironov(share * rho, half)[0], half, seed + 999).fit(feature(X), y)
     return platt.score(feature(X_te), y_te)
 
 
