@@ -172,6 +172,7 @@ WEIGHT_AUDITS = [
 ]
 
 
+@pytest.mark.slow  # 9 audits, 11 to 15 s: the default run keeps the fault checks
 @pytest.mark.parametrize("name, M, weighted", WEIGHT_AUDITS)
 def test_audit_weight_bound(name, M, weighted):
     res = _weighted_audit(name, M, weighted)

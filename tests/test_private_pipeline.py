@@ -444,6 +444,7 @@ def _audit_released_path(n_fits, secure_mode=False):
     return release, model, factory, X, y, claim
 
 
+@pytest.mark.slow  # 5 to 9 s; with its large version in the slow run
 def test_audit_pipeline_with_released_bounds(monkeypatch):
     from skdp.audit import audit_estimator
 
@@ -459,6 +460,7 @@ def test_audit_pipeline_with_released_bounds(monkeypatch):
     assert leak.violated, leak.summary()
 
 
+@pytest.mark.slow  # 5 to 9 s; with its large version in the slow run
 def test_audit_pipeline_with_released_bounds_secure_mode():
     # the scaler's quantiles drawn from the ChaCha20 stream (randomgen): the same analysis
     pytest.importorskip("randomgen")
@@ -522,6 +524,7 @@ def _run_search_audit(factory, X, y, claim, n_fits, statistic=None, random_state
                                statistic=statistic, **claim)
 
 
+@pytest.mark.slow  # 5 to 9 s; with its large version in the slow run
 def test_audit_search_over_pipeline_with_released_bounds(monkeypatch):
     # the refitted pipeline's scaler sees every row: its released quartile, with the real code
     # and with quantiles released without noise (the fault the audit must catch)
