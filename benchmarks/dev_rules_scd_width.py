@@ -1,0 +1,351 @@
+"""Issue 15, session 33: does dp_scd's best update clip depend on the width d?
+
+dp_scd's (b) misses on the looked-at held-out parts are on wide generated sets
+(``make_classification_mid``, d 50: 2.4 points below the Opacus anchor at n 500, epsilon 3 and
+2.7 at n 5000, epsilon 0.1; ``make_classification_wide``, d 80: 2.5 at n 1000, epsilon 1) and on
+``adult_married`` at large n and small epsilon. Its update clip (``dp_scd.auto_update_clip``) is
+``min(CLIP_MAX, (n ** b / z / CLIP_SNR) ** CLIP_EXPONENT)`` times the natural dual step: a
+function of n and epsilon (through the multiplier z), not of d, fitted in session 12 on Adult,
+breast cancer and digits. The noise on the shared vector V has norm ``z * clip * R * sqrt(d)``,
+so a wider model may want a smaller clip.
+
+This sweep fixes the factor g in {1/16, 1/8, 1/4, 1/2, 1, 2, 3} (1: the natural size of one
+dual step; as ``dev_rules_scd_clip.py`` does) on every looked-at classification data set of
+the grid (the development part and held-out parts one to six; the seventh part,
+``bench_defaults.HELDOUT7``, is never loaded), n 500..30000, epsilon 0.1..3, seeds 0 to 2, at
+the grid's public ``data_norm=1``, and writes each score with the cell's d and the rule's
+factor. ``report`` compares, per cell, the rule's factor with the best factor swept, and asks
+whether a width term ``(D0 / d) ** c`` on the rule would have fewer cells more than 1 point
+below the anchor (scores interpolated in log g between the factors swept).
+
+Then ``check`` runs today's rule and the family search's candidate directly (no
+interpolation) on fresh seeds 3 to 5, at both bounds.
+
+**Finding (session 33): no width term, and no refit that helps at both row bounds.** The best
+factor is not a function of d: half the rule's factor is best on sets of d 15 to 95 alike, and
+the width terms cut the cells below the anchor at bound 1 only by shrinking the factor in
+general. At bound 1, where the grid runs, the logistic rule ``min(2, (n/z / 160) ** 0.6)``
+halves them (seeds 3 to 5, run directly: 18 -> 3 of 344 cells, mean +0.27 points, worst cell
+-1.2); at bound 1.5, where ``data_norm="auto"`` puts the users' unit rows, it loses (55 -> 62
+of 344, mean -0.22, worst -5.4). Session 12 met the same trade-off: the natural step divides by
+the public bound R, so with rows shorter than R a smaller multiple is too small. The squared
+hinge's candidate ``min(1, n^0.75 / z / 100)``: 14 -> 10 cells at bound 1 (mean +0.19, worst
+-5.2 on ``adult_married``, n 500), 26 -> 50 at 1.5 (mean -0.60, worst -12.5). The family search
+on both bounds together finds no rule much better than today's on the sum (logistic 100 cells
+-> 87 at best, by losses of up to 4.5 points in single cells). Both rules stay;
+``results/dev_rules_scd_width.md``.
+
+    python benchmarks/dev_rules_scd_width.py logistic        # about 5 minutes each
+    python benchmarks/dev_rules_scd_width.py logistic 1.5
+    python benchmarks/dev_rules_scd_width.py svc             # and svc 1.5
+    python benchmarks/dev_rules_scd_width.py check logistic  # and 1.5, and svc; 2 minutes each
+    python benchmarks/dev_rules_scd_width.py report          # -> results/dev_rules_scd_width.md
+"""
+
+import csv
+import math
+import sys
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+import bench_defaults as bd  # noqa: E402
+from skdp.optimizers import dp_scd  # noqa: E402
+
+FACTORS = (1 / 16, 1 / 8, 0.25, 0.5, 1.0, 2.0, 3.0)
+FAMILY = {"logistic": "logistic", "svc": "squared_hinge"}
+#: every looked-at classification data set (California and the regression sets left out)
+DATASETS = ("adult", "breast_cancer", "digits", "make_classification", "adult_sex",
+            "make_classification_wide", "wine_good", "make_classification_hard1",
+            "adult_married", "make_classification_skewed", "adult_private",
+            "make_classification_mid", "make_classification_sep", "adult_white", "adult_us",
+            "make_classification_weak")
+SEEDS = 3
+#: the grids whose Opacus rows anchor these cells (the anchor cache holds only the newest parts)
+ANCHOR_GRIDS = ("defaults_s17b_10seeds", "defaults_s23_heldout4", "defaults_s31_heldout5_10seeds",
+                "defaults_s32_heldout6_10seeds")
+
+
+def anchored_cells(est, seeds=range(SEEDS)):
+    """``(name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor)`` for every cell of
+    :data:`DATASETS` whose anchor one of :data:`ANCHOR_GRIDS` holds."""
+    anchors = {}
+    for stem in ANCHOR_GRIDS:
+        anchors.update(bd.seed_anchors(bd.read_csv(bd.RESULTS / f"{stem}.csv")))
+    for name in DATASETS:
+        for n in bd.sizes(name, bd.N_GRID):
+            for seed in seeds:
+                _, X_tr, y_tr, X_te, y_te = bd.subsample(name, n, seed)
+                for eps in bd.EPS_GRID:
+                    anchor = anchors.get((name, est, n, eps, seed))
+                    if anchor is not None:
+                        yield name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor
+
+
+def rule_factor(family, n, eps):
+    """The factor of today's rule (before the cap by the dual box's largest update)."""
+    z = dp_scd._gaussian_multiplier(eps, bd.DELTA)
+    ratio = n ** dp_scd.CLIP_N_EXPONENT[family] / z
+    return min(dp_scd.CLIP_MAX[family],
+               (ratio / dp_scd.CLIP_SNR[family]) ** dp_scd.CLIP_EXPONENT[family])
+
+
+def sweep(est, data_norm=1.0):
+    family = FAMILY[est]
+    tag = "" if data_norm == 1.0 else f"_norm{data_norm:g}"
+    rule = (dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family], dp_scd.CLIP_EXPONENT[family])
+    assert not set(DATASETS) & set(bd.HELDOUT7)
+    out = HERE / "results" / f"dev_rules_scd_width_{est}{tag}.csv"
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["dataset", "d", "n", "eps", "seed", "g", "rule_g", "score", "anchor"])
+        for name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor in anchored_cells(est):
+            dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family], dp_scd.CLIP_EXPONENT[family] = rule
+            rule_g = rule_factor(family, n, eps)
+            for g in FACTORS:  # the factor g itself: cap g, exponent 1, k -> 0
+                dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family] = g, 1e-300
+                dp_scd.CLIP_EXPONENT[family] = 1.0
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    score = bd.skdp_fit(est, "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed,
+                                        data_norm)[0]
+                w.writerow([name, X_tr.shape[1], n, eps, seed, g, f"{rule_g:.4f}",
+                            f"{score:.5f}", f"{anchor:.5f}"])
+            fh.flush()
+            print(name, n, eps, seed, flush=True)
+    dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family], dp_scd.CLIP_EXPONENT[family] = rule
+
+
+def cells(est, tag=""):
+    """Per cell: d, n, eps, the rule's factor, the factors swept, mean scores, mean anchor
+    (``tag``: "" for the row bound 1, "_norm1.5" for 1.5)."""
+    groups = {}
+    with open(HERE / "results" / f"dev_rules_scd_width_{est}{tag}.csv") as fh:
+        for r in csv.DictReader(fh):
+            key = (r["dataset"], int(r["d"]), int(r["n"]), float(r["eps"]))
+            c = groups.setdefault(key, {"rule_g": float(r["rule_g"]), "scores": {}, "anchor": {}})
+            c["scores"].setdefault(float(r["g"]), []).append(float(r["score"]))
+            c["anchor"][r["seed"]] = float(r["anchor"])
+    out = []
+    for (name, d, n, eps), c in sorted(groups.items()):
+        gs = np.array(sorted(c["scores"]))
+        out.append({"name": name, "d": d, "n": n, "eps": eps, "rule_g": c["rule_g"],
+                    "log_g": np.log(gs), "g": gs,
+                    "scores": np.array([np.mean(c["scores"][g]) for g in gs]),
+                    "anchor": float(np.mean(list(c["anchor"].values())))})
+    return out
+
+
+def at(cell, g):
+    """The cell's mean score at factor g, interpolated in log g (clamped to the range swept)."""
+    return float(np.interp(math.log(g), cell["log_g"], cell["scores"]))
+
+
+def evaluate(cs, d0, c):
+    """(mean score, cells > 1 point below the anchor, worst gap to the anchor) of the rule's
+    factor times ``min(1, (d0 / d) ** c)``."""
+    scores = [at(x, x["rule_g"] * min(1.0, (d0 / x["d"]) ** c)) for x in cs]
+    gaps = [s - x["anchor"] for s, x in zip(scores, cs)]
+    return float(np.mean(scores)), sum(gp < -0.01 for gp in gaps), min(gaps)
+
+
+def report():
+    lines = ["# dp_scd's update clip against the width d (session 33)", "",
+             "`python benchmarks/dev_rules_scd_width.py` (see its docstring). Every looked-at "
+             "classification data set, n 500..30000, epsilon 0.1..3, seeds 0 to 2, at the "
+             "grid's row bound `data_norm=1` and at 1.5 (what `data_norm=\"auto\"` gives on "
+             "these unit rows). Scores interpolated in log g between the factors swept "
+             f"({', '.join(f'{g:g}' for g in FACTORS)}).", ""]
+    for est, tag in (("logistic", ""), ("logistic", "_norm1.5"), ("svc", ""),
+                     ("svc", "_norm1.5")):
+        path = HERE / "results" / f"dev_rules_scd_width_{est}{tag}.csv"
+        if not path.exists():
+            continue
+        cs = cells(est, tag)
+        lines += [f"## {est}, row bound {'1.5' if tag else '1'}", "",
+                  "### Per data set: the best factor over the rule's",
+                  "", "| data | d | cells | median log2(best g / rule g) | rule: cells > 1 point "
+                  "below the anchor | best g: such cells |", "|---|---|---|---|---|---|"]
+        for name in DATASETS:
+            sel = [x for x in cs if x["name"] == name]
+            if not sel:
+                continue
+            ratio = [math.log2(x["g"][np.argmax(x["scores"])] / x["rule_g"]) for x in sel]
+            below_rule = sum(at(x, x["rule_g"]) < x["anchor"] - 0.01 for x in sel)
+            below_best = sum(x["scores"].max() < x["anchor"] - 0.01 for x in sel)
+            lines.append(f"| {name} | {sel[0]['d']} | {len(sel)} | {np.median(ratio):+.2f} | "
+                         f"{below_rule} | {below_best} |")
+        lines += ["", "### Width terms on the rule: factor x min(1, (D0 / d) ** c)", "",
+                  "| D0 | c | mean accuracy | cells > 1 point below the anchor | worst gap |",
+                  "|---|---|---|---|---|"]
+        base = evaluate(cs, 1.0, 0.0)
+        lines.append(f"| (today's rule) | 0 | {base[0]:.4f} | {base[1]} | {100 * base[2]:+.2f} |")
+        for d0 in (20, 30, 50):
+            for c in (0.25, 0.5, 1.0):
+                r = evaluate(cs, d0, c)
+                lines.append(f"| {d0} | {c:g} | {r[0]:.4f} | {r[1]} | {100 * r[2]:+.2f} |")
+        lines.append("")
+    lines += ["## The rule family searched (on the sweep's interpolated scores)", ""]
+    for est in ("logistic", "svc"):
+        if (HERE / "results" / f"dev_rules_scd_width_{est}.csv").exists():
+            lines += search(est) + [""]
+    lines += ["## Today's rule and the candidate, run directly on fresh seeds", ""]
+    lines += check_report()
+    (HERE / "results" / "dev_rules_scd_width.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+#: ``check``: today's rule and the candidate of the family search (``search``), as
+#: ``(CLIP_SNR, CLIP_EXPONENT, CLIP_MAX, CLIP_N_EXPONENT)``, run directly on fresh seeds
+CHECK_RULES = {"logistic": {"today (100, 0.75, 2, 1)": (100.0, 0.75, 2.0, 1.0),
+                            "candidate (160, 0.6, 2, 1)": (160.0, 0.6, 2.0, 1.0)},
+               "svc": {"today (52, 1, 1, 0.75)": (52.0, 1.0, 1.0, 0.75),
+                       "candidate (100, 1, 1, 0.75)": (100.0, 1.0, 1.0, 0.75)}}
+CHECK_SEEDS = range(3, 6)
+_KEYS = ("CLIP_SNR", "CLIP_EXPONENT", "CLIP_MAX", "CLIP_N_EXPONENT")
+
+
+def search(est):
+    """The rule family ``min(cap, (n ** b / z / k) ** a)`` on the sweep's cells, at each row
+    bound swept, ranked by the cells more than 1 point below the anchor summed over the bounds,
+    then the mean: the ten best, with today's."""
+    family = FAMILY[est]
+    tags = [t for t in ("", "_norm1.5")
+            if (HERE / "results" / f"dev_rules_scd_width_{est}{t}.csv").exists()]
+    per_tag = []
+    for tag in tags:
+        cs = cells(est, tag)
+        zs = [dp_scd._gaussian_multiplier(x["eps"], bd.DELTA) for x in cs]
+        per_tag.append((cs, zs, np.array([at(x, x["rule_g"]) for x in cs])))
+
+    def score(k, a, cap, b):
+        out = []
+        for cs, zs, today in per_tag:
+            sc = np.array([at(x, min(cap, (x["n"] ** b / z / k) ** a)) for x, z in zip(cs, zs)])
+            out.append((sum(s < x["anchor"] - 0.01 for s, x in zip(sc, cs)), sc.mean(),
+                        (sc - today).min()))
+        return out
+
+    ranked = []
+    for k in (40, 60, 80, 100, 120, 160, 200, 240, 320, 480, 640, 960, 1500):
+        for a in (0.5, 0.6, 0.75, 1.0, 1.25):
+            for cap in (1.0, 2.0, 3.0):
+                for b in (0.5, 0.75, 1.0):
+                    r = score(k, a, cap, b)
+                    ranked.append((sum(x[0] for x in r), -sum(x[1] for x in r), (k, a, cap, b), r))
+    ranked.sort()
+    rule = tuple(getattr(dp_scd, key)[family] for key in _KEYS)
+    bounds = ["1" if not t else "1.5" for t in tags]
+    lines = [f"### {est}: the family min(cap, (n ** b / z / k) ** a), (k, a, cap, b)", "",
+             "Per row bound: cells more than 1 point below the anchor / mean accuracy / worst "
+             "loss against today's rule (points).", "",
+             "| rule | " + " | ".join(f"bound {b}" for b in bounds) + " |",
+             "|---|" + "---|" * len(bounds)]
+
+    def row(label, r):
+        return (f"| {label} | "
+                + " | ".join(f"{b} / {m:.4f} / {100 * w:+.2f}" for b, m, w in r) + " |")
+
+    lines.append(row(f"today {rule}", score(*rule)))
+    lines += [row(str(rr), r) for _, _, rr, r in ranked[:10]]
+    return lines
+
+
+def check(est, data_norm=1.0):
+    """Each of :data:`CHECK_RULES` run directly (no interpolation) on seeds 3 to 5 of the
+    sweep's data sets -> results/dev_rules_scd_width_check_<est>[_norm<data_norm>].csv. The
+    grid's public row bound is 1; ``data_norm="auto"`` gives about 1.5 on these unit rows,
+    where the natural dual step is smaller (session 12 chose the rule on both)."""
+    family = FAMILY[est]
+    kept = tuple(getattr(dp_scd, key)[family] for key in _KEYS)
+    tag = "" if data_norm == 1.0 else f"_norm{data_norm:g}"
+    out = HERE / "results" / f"dev_rules_scd_width_check_{est}{tag}.csv"
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["dataset", "d", "n", "eps", "seed", "rule", "score", "anchor"])
+        for name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor in anchored_cells(
+                est, CHECK_SEEDS):
+            for label, rule in CHECK_RULES[est].items():
+                for key, v in zip(_KEYS, rule):
+                    getattr(dp_scd, key)[family] = v
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    score = bd.skdp_fit(est, "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed,
+                                        data_norm)[0]
+                w.writerow([name, X_tr.shape[1], n, eps, seed, label, f"{score:.5f}",
+                            f"{anchor:.5f}"])
+            fh.flush()
+            print(name, n, eps, seed, flush=True)
+    for key, v in zip(_KEYS, kept):
+        getattr(dp_scd, key)[family] = v
+
+
+def check_report():
+    """Markdown lines of :func:`check`'s rules against each other on the fresh seeds."""
+    lines = []
+    for est, tag in (("logistic", ""), ("logistic", "_norm1.5"), ("svc", ""), ("svc", "_norm1.5")):
+        path = HERE / "results" / f"dev_rules_scd_width_check_{est}{tag}.csv"
+        if not path.exists():
+            continue
+        groups = {}
+        with open(path) as fh:
+            for r in csv.DictReader(fh):
+                c = groups.setdefault((r["dataset"], int(r["n"]), float(r["eps"])), {})
+                c.setdefault(r["rule"], {})[r["seed"]] = float(r["score"])
+                c.setdefault("anchor", {})[r["seed"]] = float(r["anchor"])
+        labels = list(CHECK_RULES[est])
+        means = {k: {lab: np.mean(list(v[lab].values())) for lab in [*labels, "anchor"]}
+                 for k, v in groups.items()}
+        gains = {k: [v[labels[1]][sd] - v[labels[0]][sd] for sd in v[labels[0]]]
+                 for k, v in groups.items()}
+        bound = "1.5 (what `data_norm=\"auto\"` gives)" if tag else "1 (the grid's)"
+        lines += [f"### {est}, row bound {bound}: seeds {CHECK_SEEDS.start} to "
+                  f"{CHECK_SEEDS.stop - 1}, {len(groups)} cells, each rule run directly", "",
+                  "| rule | mean accuracy | cells > 1 point below the anchor | of them beyond "
+                  "two s.e. of the paired gap |", "|---|---|---|---|"]
+        for lab in labels:
+            below = [k for k, m in means.items() if m[lab] < m["anchor"] - 0.01]
+            beyond = 0
+            for k in below:
+                gap = [groups[k][lab][sd] - groups[k]["anchor"][sd] + 0.01 for sd in groups[k][lab]]
+                if len(gap) < 2:  # one seed: no standard error
+                    continue
+                se = np.std(gap, ddof=1) / math.sqrt(len(gap))
+                beyond += np.mean(gap) < -2 * se
+            lines.append(f"| {lab} | {np.mean([m[lab] for m in means.values()]):.4f} | "
+                         f"{len(below)} | {beyond} |")
+        per_cell = {k: 100 * np.mean(g) for k, g in gains.items()}
+        worst = min(per_cell, key=per_cell.get)
+        best = max(per_cell, key=per_cell.get)
+        lines += ["", f"Candidate minus today, per cell (points): mean "
+                  f"{np.mean(list(per_cell.values())):+.2f}; better in "
+                  f"{sum(v > 0 for v in per_cell.values())}, worse in "
+                  f"{sum(v < 0 for v in per_cell.values())}; worst {per_cell[worst]:+.2f} "
+                  f"({worst[0]}, n {worst[1]}, epsilon {worst[2]:g}); best {per_cell[best]:+.2f} "
+                  f"({best[0]}, n {best[1]}, epsilon {best[2]:g}).", ""]
+        lines += ["| data | d | cells | today: below | candidate: below | mean change |",
+                  "|---|---|---|---|---|---|"]
+        for name in DATASETS:
+            ks = [k for k in means if k[0] == name]
+            if not ks:
+                continue
+            d = bd.load(name)[1].shape[1]
+            lines.append(f"| {name} | {d} | {len(ks)} | "
+                         + " | ".join(str(sum(means[k][lab] < means[k]["anchor"] - 0.01
+                                              for k in ks)) for lab in labels)
+                         + f" | {np.mean([per_cell[k] for k in ks]):+.2f} |")
+        lines.append("")
+    return lines
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "report":
+        report()
+    elif sys.argv[1] == "check":
+        check(sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 1.0)
+    else:
+        sweep(sys.argv[1], float(sys.argv[2]) if len(sys.argv) > 2 else 1.0)
