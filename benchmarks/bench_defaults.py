@@ -94,7 +94,10 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   redundant, balanced classes, 15% label noise, class_sep 1, one cluster per class) and
   ``make_regression_mid`` (d 40, 8 informative, Gaussian noise of sd 1 x the signal's: R^2 at
   most 0.5; bounds +-3 x the signal's sd x sqrt(2), known to the generator). All six earlier
-  held-out parts have been looked at, so the next rule change is judged here first.
+  held-out parts have been looked at, so the next rule change is judged here first. Session 33
+  judged dp_scd's logistic update clip on it, running only the anchors and dp_scd's logistic
+  cells (``results/defaults_s33_heldout7_scd_10seeds*``); the other optimizers' cells have not
+  been run.
 
 **References.** Non-private scikit-learn on the same arrays (LogisticRegression(C=1),
 LinearSVC(C=1), Ridge(alpha=1)); the majority class of the training subsample (classification) and
@@ -198,7 +201,9 @@ HELDOUT5 = ("adult_private", "make_classification_mid", "make_classification_sep
 HELDOUT6 = ("adult_white", "adult_us", "make_classification_weak", "make_regression_weak")
 #: A seventh held-out part (session 33), fixed and committed before any of its cells was run
 #: (only the class shares of its Adult targets seen): the sixth part has been looked at, so a
-#: rule chosen after session 32 is judged here first.
+#: rule chosen after session 32 is judged here first. Session 33 judged dp_scd's logistic update
+#: clip on it (the Opacus anchors and dp_scd's logistic cells only: ``--estimators logistic
+#: --optimizers dp_scd``); the other optimizers' cells have not been run.
 HELDOUT7 = ("adult_own_child", "adult_prof", "make_classification_noisy", "make_regression_mid")
 PARTS = {"dev": DEV, "heldout": HELDOUT, "heldout2": HELDOUT2, "heldout3": HELDOUT3,
          "heldout4": HELDOUT4, "heldout5": HELDOUT5, "heldout6": HELDOUT6,

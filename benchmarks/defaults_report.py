@@ -164,6 +164,20 @@ since, its first run, seeds 0 to 2 and then 3 to 9 (Adult needs the data directo
 
 (about 15 and 35 minutes on this machine, the anchors computed on the way).
 
+Session 33 (``defaults_s33_heldout7_scd*``): dp_scd's logistic update clip of session 33 judged
+on the seventh held-out part (``bench_defaults.HELDOUT7``), the anchors and dp_scd's logistic
+cells only, ten seeds; the "before" from a checkout of the commit before the change (bd5df0c),
+sharing the anchor cache, with the data directory in ``SKDP_DATA_DIR``::
+
+    python benchmarks/bench_defaults.py --heldout heldout7 --estimators logistic \
+        --optimizers dp_scd --seeds 10 --out defaults_s33_heldout7_scd
+    (cd ../before && python benchmarks/bench_defaults.py --heldout heldout7 --estimators \
+        logistic --optimizers dp_scd --seeds 10 --cached-only \
+        --out defaults_s33_heldout7_scd_oldrule)   # then copied into results/
+    python benchmarks/defaults_report.py --after $R/defaults_s33_heldout7_scd.csv \
+        --before $R/defaults_s33_heldout7_scd_oldrule.csv --changed logistic:dp_scd \
+        --out defaults_s33_heldout7_scd_10seeds
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier

@@ -21,24 +21,40 @@ below the anchor (scores interpolated in log g between the factors swept).
 Then ``check`` runs today's rule and the family search's candidate directly (no
 interpolation) on fresh seeds 3 to 5, at both bounds.
 
-**Finding (session 33): no width term, and no refit that helps at both row bounds.** The best
-factor is not a function of d: half the rule's factor is best on sets of d 15 to 95 alike, and
-the width terms cut the cells below the anchor at bound 1 only by shrinking the factor in
-general. At bound 1, where the grid runs, the logistic rule ``min(2, (n/z / 160) ** 0.6)``
-halves them (seeds 3 to 5, run directly: 18 -> 3 of 344 cells, mean +0.27 points, worst cell
--1.2); at bound 1.5, where ``data_norm="auto"`` puts the users' unit rows, it loses (55 -> 62
-of 344, mean -0.22, worst -5.4). Session 12 met the same trade-off: the natural step divides by
-the public bound R, so with rows shorter than R a smaller multiple is too small. The squared
-hinge's candidate ``min(1, n^0.75 / z / 100)``: 14 -> 10 cells at bound 1 (mean +0.19, worst
--5.2 on ``adult_married``, n 500), 26 -> 50 at 1.5 (mean -0.60, worst -12.5). The family search
-on both bounds together finds no rule much better than today's on the sum (logistic 100 cells
--> 87 at best, by losses of up to 4.5 points in single cells). Both rules stay;
-``results/dev_rules_scd_width.md``.
+**Finding (session 33).** No width term. The best factor is not a function of d: half the
+rule's factor is best on sets of d 15 to 95 alike, and the width terms cut the cells below the
+anchor at bound 1 only by shrinking the factor in general.
+
+* At bound 1, where the grid runs, the family search's logistic rule
+  ``min(2, (n/z / 160) ** 0.6)`` cuts those cells from 18 to 3 of 344 (seeds 3 to 5, run
+  directly; mean +0.27 points, worst cell -1.2).
+* With the natural step at R, it loses at bound 1.5, the stand-in for ``data_norm="auto"`` on
+  unit rows: 55 to 62 cells, mean -0.22, worst -5.4. This is session 12's trade-off: the
+  natural step divides by the public bound R, so with rows shorter than R a smaller multiple is
+  too small.
+* ``check_typical`` runs the real ``data_norm="auto"``, whose released median gives a public
+  typical row. The natural step there uses ``Problem.step_row_norm``, the accelerated methods'
+  floored typical row since session 14. With it, the refit is level at ``"auto"``: 24 to 22
+  cells, mean +0.03, worst -2.9. The typical row alone, with the old constants, lost: 24 to 42.
+* Adopted for the logistic loss: ``dp_scd.CLIP_SNR`` and ``CLIP_EXPONENT`` (160, 0.6), and
+  ``NATURAL_STEP_AT_TYPICAL_NORM``.
+  - Judged on the seventh held-out part at bound 1 by ``bench_defaults.py``
+    (``results/defaults_s33_heldout7_scd_10seeds_criteria.md``).
+  - Judged at ``"auto"`` by ``heldout7`` below.
+  - The first ``check_typical`` ran a monkeypatched prototype of the same formula, before the
+    code had it; the function now switches ``NATURAL_STEP_AT_TYPICAL_NORM``.
+* The squared hinge's candidate ``min(1, n^0.75 / z / 100)`` was not adopted. At bound 1:
+  14 to 10 cells (mean +0.19, worst -5.2 on ``adult_married``, n 500). At 1.5: 26 to 50
+  (mean -0.60, worst -12.5).
+
+Results: ``results/dev_rules_scd_width.md``.
 
     python benchmarks/dev_rules_scd_width.py logistic        # about 5 minutes each
     python benchmarks/dev_rules_scd_width.py logistic 1.5
     python benchmarks/dev_rules_scd_width.py svc             # and svc 1.5
     python benchmarks/dev_rules_scd_width.py check logistic  # and 1.5, and svc; 2 minutes each
+    python benchmarks/dev_rules_scd_width.py check_typical   # data_norm="auto", 8 minutes
+    python benchmarks/dev_rules_scd_width.py heldout7        # the seventh part at "auto"
     python benchmarks/dev_rules_scd_width.py report          # -> results/dev_rules_scd_width.md
 """
 
@@ -70,13 +86,13 @@ ANCHOR_GRIDS = ("defaults_s17b_10seeds", "defaults_s23_heldout4", "defaults_s31_
                 "defaults_s32_heldout6_10seeds")
 
 
-def anchored_cells(est, seeds=range(SEEDS)):
-    """``(name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor)`` for every cell of
-    :data:`DATASETS` whose anchor one of :data:`ANCHOR_GRIDS` holds."""
+def anchored_cells(est, seeds=range(SEEDS), datasets=DATASETS, grids=()):
+    """``(name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor)`` for every cell of ``datasets``
+    whose anchor one of :data:`ANCHOR_GRIDS` (or of ``grids``) holds."""
     anchors = {}
-    for stem in ANCHOR_GRIDS:
+    for stem in (*ANCHOR_GRIDS, *grids):
         anchors.update(bd.seed_anchors(bd.read_csv(bd.RESULTS / f"{stem}.csv")))
-    for name in DATASETS:
+    for name in datasets:
         for n in bd.sizes(name, bd.N_GRID):
             for seed in seeds:
                 _, X_tr, y_tr, X_te, y_te = bd.subsample(name, n, seed)
@@ -284,27 +300,83 @@ def check(est, data_norm=1.0):
         getattr(dp_scd, key)[family] = v
 
 
+#: ``check_typical``'s rules: (natural step at the typical row norm?, the constants); the
+#: first is the rule before session 33, the last the one adopted
+TYPICAL_RULES = {"today (bound R, 100, 0.75, 2, 1)": (False, (100.0, 0.75, 2.0, 1.0)),
+                 "typical norm (100, 0.75, 2, 1)": (True, (100.0, 0.75, 2.0, 1.0)),
+                 "typical norm (160, 0.6, 2, 1)": (True, (160.0, 0.6, 2.0, 1.0))}
+
+
+def check_typical(est="logistic", datasets=DATASETS, seeds=CHECK_SEEDS, rules=TYPICAL_RULES,
+                  tag="_auto", grids=()):
+    """``rules`` run directly at ``data_norm="auto"`` (the users' default: a private bound R
+    and its released median; ``dp_scd.NATURAL_STEP_AT_TYPICAL_NORM`` switched per rule) on
+    ``seeds`` of ``datasets`` -> results/dev_rules_scd_width_check_<est><tag>.csv; ``grids``:
+    more grids whose Opacus rows anchor the cells."""
+    family = FAMILY[est]
+    kept = tuple(getattr(dp_scd, key)[family] for key in _KEYS)
+    kept_typical = dp_scd.NATURAL_STEP_AT_TYPICAL_NORM[family]
+    out = HERE / "results" / f"dev_rules_scd_width_check_{est}{tag}.csv"
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["dataset", "d", "n", "eps", "seed", "rule", "score", "anchor"])
+        for name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor in anchored_cells(
+                est, seeds, datasets, grids):
+            for label, (typical, rule) in rules.items():
+                for key, v in zip(_KEYS, rule):
+                    getattr(dp_scd, key)[family] = v
+                dp_scd.NATURAL_STEP_AT_TYPICAL_NORM[family] = typical
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    score = bd.skdp_fit(est, "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed,
+                                        "auto")[0]
+                w.writerow([name, X_tr.shape[1], n, eps, seed, label, f"{score:.5f}",
+                            f"{anchor:.5f}"])
+            fh.flush()
+            print(name, n, eps, seed, flush=True)
+    dp_scd.NATURAL_STEP_AT_TYPICAL_NORM[family] = kept_typical
+    for key, v in zip(_KEYS, kept):
+        getattr(dp_scd, key)[family] = v
+
+
+def heldout7():
+    """The adopted rule judged on the seventh held-out part at ``data_norm="auto"``: its three
+    classification sets, seeds 0 to 9, the rule before session 33 and the adopted one, anchored
+    by ``results/defaults_s33_heldout7_scd.csv`` (the grid's run of the part at the row bound
+    1, the other half of the judgement) -> results/dev_rules_scd_width_check_logistic_heldout7
+    _auto.csv."""
+    first, last = list(TYPICAL_RULES)[0], list(TYPICAL_RULES)[-1]
+    rules = {k: TYPICAL_RULES[k] for k in (first, last)}
+    names = [n for n in bd.HELDOUT7 if bd.load(n)[0] == "classification"]
+    check_typical("logistic", names, range(10), rules, "_heldout7_auto",
+                  ("defaults_s33_heldout7_scd",))
+
+
 def check_report():
-    """Markdown lines of :func:`check`'s rules against each other on the fresh seeds."""
+    """Markdown lines of :func:`check`'s and :func:`check_typical`'s rules on the fresh seeds:
+    each rule against the first of its file (today's)."""
     lines = []
-    for est, tag in (("logistic", ""), ("logistic", "_norm1.5"), ("svc", ""), ("svc", "_norm1.5")):
+    bounds = {"": "1 (the grid's)", "_norm1.5": "1.5 (what `data_norm=\"auto\"` gives)",
+              "_auto": "`data_norm=\"auto\"` (a private bound and its released median)",
+              "_heldout7_auto": "`data_norm=\"auto\"`, the SEVENTH HELD-OUT PART"}
+    for est, tag in (("logistic", ""), ("logistic", "_norm1.5"), ("logistic", "_auto"),
+                     ("svc", ""), ("svc", "_norm1.5"), ("logistic", "_heldout7_auto")):
         path = HERE / "results" / f"dev_rules_scd_width_check_{est}{tag}.csv"
         if not path.exists():
             continue
-        groups = {}
+        groups, labels = {}, []
         with open(path) as fh:
             for r in csv.DictReader(fh):
                 c = groups.setdefault((r["dataset"], int(r["n"]), float(r["eps"])), {})
                 c.setdefault(r["rule"], {})[r["seed"]] = float(r["score"])
                 c.setdefault("anchor", {})[r["seed"]] = float(r["anchor"])
-        labels = list(CHECK_RULES[est])
+                if r["rule"] not in labels:
+                    labels.append(r["rule"])
         means = {k: {lab: np.mean(list(v[lab].values())) for lab in [*labels, "anchor"]}
                  for k, v in groups.items()}
-        gains = {k: [v[labels[1]][sd] - v[labels[0]][sd] for sd in v[labels[0]]]
-                 for k, v in groups.items()}
-        bound = "1.5 (what `data_norm=\"auto\"` gives)" if tag else "1 (the grid's)"
-        lines += [f"### {est}, row bound {bound}: seeds {CHECK_SEEDS.start} to "
-                  f"{CHECK_SEEDS.stop - 1}, {len(groups)} cells, each rule run directly", "",
+        seeds = sorted({int(sd) for v in groups.values() for sd in v["anchor"]})
+        lines += [f"### {est}, row bound {bounds[tag]}: seeds {seeds[0]} to "
+                  f"{seeds[-1]}, {len(groups)} cells, each rule run directly", "",
                   "| rule | mean accuracy | cells > 1 point below the anchor | of them beyond "
                   "two s.e. of the paired gap |", "|---|---|---|---|"]
         for lab in labels:
@@ -318,26 +390,32 @@ def check_report():
                 beyond += np.mean(gap) < -2 * se
             lines.append(f"| {lab} | {np.mean([m[lab] for m in means.values()]):.4f} | "
                          f"{len(below)} | {beyond} |")
-        per_cell = {k: 100 * np.mean(g) for k, g in gains.items()}
-        worst = min(per_cell, key=per_cell.get)
-        best = max(per_cell, key=per_cell.get)
-        lines += ["", f"Candidate minus today, per cell (points): mean "
-                  f"{np.mean(list(per_cell.values())):+.2f}; better in "
-                  f"{sum(v > 0 for v in per_cell.values())}, worse in "
-                  f"{sum(v < 0 for v in per_cell.values())}; worst {per_cell[worst]:+.2f} "
-                  f"({worst[0]}, n {worst[1]}, epsilon {worst[2]:g}); best {per_cell[best]:+.2f} "
-                  f"({best[0]}, n {best[1]}, epsilon {best[2]:g}).", ""]
-        lines += ["| data | d | cells | today: below | candidate: below | mean change |",
-                  "|---|---|---|---|---|---|"]
-        for name in DATASETS:
+        lines.append("")
+        per_cell = {}
+        for lab in labels[1:]:
+            per_cell[lab] = {k: 100 * np.mean([v[lab][sd] - v[labels[0]][sd] for sd in v[lab]])
+                             for k, v in groups.items()}
+            pc = per_cell[lab]
+            worst, best = min(pc, key=pc.get), max(pc, key=pc.get)
+            lines += [f"*{lab}* minus *{labels[0]}*, per cell (points): mean "
+                      f"{np.mean(list(pc.values())):+.2f}; better in "
+                      f"{sum(v > 0 for v in pc.values())}, worse in "
+                      f"{sum(v < 0 for v in pc.values())}; worst {pc[worst]:+.2f} "
+                      f"({worst[0]}, n {worst[1]}, epsilon {worst[2]:g}); best {pc[best]:+.2f} "
+                      f"({best[0]}, n {best[1]}, epsilon {best[2]:g}).", ""]
+        lines += ["Cells more than 1 point below the anchor per data set, and the mean change "
+                  "of each rule against the first:", "",
+                  "| data | d | cells | " + " | ".join(labels) + " | "
+                  + " | ".join(f"change: {lab}" for lab in labels[1:]) + " |",
+                  "|---|---|---|" + "---|" * (2 * len(labels) - 1)]
+        for name in dict.fromkeys(k[0] for k in groups):
             ks = [k for k in means if k[0] == name]
-            if not ks:
-                continue
             d = bd.load(name)[1].shape[1]
             lines.append(f"| {name} | {d} | {len(ks)} | "
                          + " | ".join(str(sum(means[k][lab] < means[k]["anchor"] - 0.01
-                                              for k in ks)) for lab in labels)
-                         + f" | {np.mean([per_cell[k] for k in ks]):+.2f} |")
+                                              for k in ks)) for lab in labels) + " | "
+                         + " | ".join(f"{np.mean([per_cell[lab][k] for k in ks]):+.2f}"
+                                      for lab in labels[1:]) + " |")
         lines.append("")
     return lines
 
@@ -345,6 +423,10 @@ def check_report():
 if __name__ == "__main__":
     if sys.argv[1] == "report":
         report()
+    elif sys.argv[1] == "check_typical":
+        check_typical()
+    elif sys.argv[1] == "heldout7":
+        heldout7()
     elif sys.argv[1] == "check":
         check(sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 1.0)
     else:

@@ -409,7 +409,7 @@ def test_defaults_from_public_quantities():
     z, _ = calibrate_noise_multiplier(GaussianEvent, 1.0, 1e-5, "rdp")  # rho = 1 / (2 z^2)
     Lam, R2 = pr.lam * n, pr.row_norm_bound**2
     assert res.extras["update_clip"] == pytest.approx(
-        min(2.0, (n / z / 100.0) ** 0.75) * Lam / (Lam + L * R2))
+        min(2.0, (n / z / 160.0) ** 0.6) * Lam / (Lam + L * R2))
     svc = _problem("svc", X, y, reg=1.0)
     res = DPSCD().solve(svc, Budget(1.0, 1e-5), np.random.default_rng(0))
     Lam, R2 = svc.lam * n, svc.row_norm_bound**2
@@ -430,6 +430,39 @@ def test_defaults_from_public_quantities():
     Lr, Lam = round(math.sqrt(m)), prr.lam * m
     expected = min(1.0, m / z / 400.0) * (4.0 / 8.0) * Lam / (Lam + Lr * prr.row_norm_bound**2)
     assert res.extras["update_clip"] == pytest.approx(expected)
+
+
+def test_logistic_natural_step_takes_the_typical_row_norm_and_the_noise_keeps_the_bound():
+    """A public typical row norm (``data_norm="auto"``'s released median) shortens the row the
+    logistic natural dual step assumes, floored at sqrt(0.8) R (session 33); the sensitivity,
+    and so the noise, stays update_clip * R. The squared hinge keeps R in its step."""
+    import dataclasses
+
+    from skdp.privacy import GaussianEvent, calibrate_noise_multiplier
+
+    X, y = breast_cancer()
+    n = X.shape[0]
+    L = round(math.sqrt(n))
+    z, _ = calibrate_noise_multiplier(GaussianEvent, 1.0, 1e-5, "rdp")
+    for kind, factor in (("logistic", min(2.0, (n / z / 160.0) ** 0.6)),
+                         ("svc", min(1.0, n**0.75 / z / 52.0))):
+        pr = _problem(kind, X, y, reg=1.0)
+        R, Lam = pr.row_norm_bound, pr.lam * n
+        clips = {}
+        for typical, row2 in ((None, R * R), (0.95 * R, 0.9025 * R * R), (R / 1.5, 0.8 * R * R)):
+            typed = dataclasses.replace(pr, typical_row_norm=typical)
+            res = DPSCD().solve(typed, Budget(1.0, 1e-5), np.random.default_rng(0))
+            if kind == "svc":
+                row2 = R * R
+            assert res.extras["update_clip"] == pytest.approx(
+                factor * Lam / (Lam + L * row2)), (kind, typical)
+            # the noise follows the clip and the bound R, never the typical norm
+            assert res.mechanism_record.sensitivity == pytest.approx(res.extras["update_clip"] * R)
+            clips[typical] = res.extras["update_clip"]
+        if kind == "logistic":
+            assert clips[R / 1.5] > clips[0.95 * R] > clips[None]
+        else:
+            assert len(set(clips.values())) == 1
 
 
 @pytest.mark.parametrize(

@@ -614,7 +614,7 @@ def estimator_paths():
           why="derivative_clip='auto' for K = 3 (session 11's rule) with dp_gdws at its own "
               "step: as the binary defaults path, the default step moves the canary's margin "
               "out of the clip, so the fault is scaled further"),
-        # binary dp_scd at its own update clip (session 12's rule for the logistic loss)
+        # binary dp_scd at its own update clip (session 33's rule for the logistic loss)
         E("DPLogisticRegression dp_scd defaults (binary, auto update clip)", "losses",
           logistic_defaults(optimizer="dp_scd", derivative_clip=0.1), factor=0.1,
           why="dp_scd at its own update clip, as a user who names it runs it: as for the K = 3 "
@@ -738,6 +738,22 @@ def estimator_paths():
               "clipped residual leaves the clip as the longer steps fit it, so the statistic "
               "sees part of its pull (real 0.00 against the claim 2, 1000 + 1000 fits; noise "
               "x0.5 0.78, not caught; x0.3 caught at 2.66)"),
+        # data_norm="auto" and binary dp_scd at its own update clip, whose natural dual step
+        # takes the released typical row (session 33; the sensitivity keeps the bound)
+        E("DPLogisticRegression data_norm='auto' "
+          "(dp_scd, natural dual step at the released typical row)",
+          "private bounds",
+          lambda seed: DPLogisticRegression(epsilon=POWER_EPSILON, delta=POWER_DELTA,
+                                            fit_intercept=False, data_norm="auto",
+                                            derivative_clip=0.1, optimizer="dp_scd",
+                                            random_state=seed),
+          n_rows=300, factor=0.03,
+          why="300 rows, so that the median is reliable: as for the binary dp_scd defaults "
+              "path, the auto clip is far below the canary's natural dual step and its few "
+              "sampled updates are averaged into the model, so the statistic sees a small "
+              "fraction of the loss (real 0.00 against the claim 2, 1000 + 1000 fits; noise "
+              "x0.5, x0.3, x0.2 0.00 and x0.1 0.45 not caught; x0.05 caught at 2.04, x0.03 at "
+              "3.73)"),
         # data_norm="auto" with rows of norm 1.2, between the grid's candidates 1 and 2^(1/2):
         # the median scored by cells (session 19), released as 1 (its cell holds 1.2), so the
         # bound 1.5 keeps every row whole; scored as points it was a base-measure pick

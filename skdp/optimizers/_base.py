@@ -190,10 +190,18 @@ class Problem:
         an intercept column of the median's size, ``0.72 R^2`` without.) Not a privacy
         quantity: dp_sgld's analysis and every sensitivity use :attr:`smoothness` and R.
         """
+        scale = self.step_row_norm
+        return self.loss.curvature * scale * scale * self.max_sample_weight + self.lam
+
+    @property
+    def step_row_norm(self):
+        """The row norm a step size assumes (public): ``sqrt(max(typical^2,
+        STEP_SMOOTHNESS_FLOOR R^2))``, ``typical`` the public :attr:`typical_row_norm` (R
+        without one). Step sizes only (:attr:`step_smoothness`, dp_scd's natural dual step),
+        never a sensitivity."""
         R = self.row_norm_bound
         typical = R if self.typical_row_norm is None else min(float(self.typical_row_norm), R)
-        scale2 = max(typical * typical, STEP_SMOOTHNESS_FLOOR * R * R)
-        return self.loss.curvature * scale2 * self.max_sample_weight + self.lam
+        return math.sqrt(max(typical * typical, STEP_SMOOTHNESS_FLOOR * R * R))
 
     @property
     def strong_convexity(self):
