@@ -43,6 +43,18 @@ N_GRID = (500, 1000, 2000, 5000, 10000)
 SEEDS = 3
 
 
+def score_at_factor(est, g, X_tr, y_tr, X_te, y_te, eps, seed, data_norm=1.0):
+    """dp_scd's test score with its update clip at g times the natural dual step: the rule's
+    constants set to the factor g itself (cap g, exponent 1, k -> 0); the caller restores
+    them."""
+    family = FAMILY[est]
+    dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family] = g, 1e-300
+    dp_scd.CLIP_EXPONENT[family] = 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bd.skdp_fit(est, "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed, data_norm)[0]
+
+
 def sweep(est, data_norm=1.0):
     family = FAMILY[est]
     tag = "" if data_norm == 1.0 else f"_norm{data_norm:g}"
@@ -56,13 +68,8 @@ def sweep(est, data_norm=1.0):
             z = dp_scd._gaussian_multiplier(eps, bd.DELTA)
             rule_g = min(rule[0], ((n / z) / rule[1]) ** rule[2])
             s = snr(n, X_tr.shape[1] + 1, budget_rho(eps, bd.DELTA))
-            for g in FACTORS[est]:  # the factor g itself: cap g, exponent 1, k -> 0
-                dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family] = g, 1e-300
-                dp_scd.CLIP_EXPONENT[family] = 1.0
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    score = bd.skdp_fit(est, "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed,
-                                        data_norm)[0]
+            for g in FACTORS[est]:
+                score = score_at_factor(est, g, X_tr, y_tr, X_te, y_te, eps, seed, data_norm)
                 w.writerow([name, n, eps, seed, f"{s:.3f}", g, f"{rule_g:.3f}", f"{score:.5f}",
                             f"{anchor:.5f}"])
             fh.flush()

@@ -70,6 +70,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import bench_defaults as bd  # noqa: E402
+from dev_rules_scd_clip import score_at_factor  # noqa: E402
 from skdp.optimizers import dp_scd  # noqa: E402
 
 FACTORS = (1 / 16, 1 / 8, 0.25, 0.5, 1.0, 2.0, 3.0)
@@ -122,13 +123,8 @@ def sweep(est, data_norm=1.0):
         for name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor in anchored_cells(est):
             dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family], dp_scd.CLIP_EXPONENT[family] = rule
             rule_g = rule_factor(family, n, eps)
-            for g in FACTORS:  # the factor g itself: cap g, exponent 1, k -> 0
-                dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family] = g, 1e-300
-                dp_scd.CLIP_EXPONENT[family] = 1.0
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    score = bd.skdp_fit(est, "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed,
-                                        data_norm)[0]
+            for g in FACTORS:
+                score = score_at_factor(est, g, X_tr, y_tr, X_te, y_te, eps, seed, data_norm)
                 w.writerow([name, X_tr.shape[1], n, eps, seed, g, f"{rule_g:.4f}",
                             f"{score:.5f}", f"{anchor:.5f}"])
             fh.flush()
