@@ -105,10 +105,7 @@ def anchored_cells(est, seeds=range(SEEDS), datasets=DATASETS, grids=()):
 
 def rule_factor(family, n, eps):
     """The factor of today's rule (before the cap by the dual box's largest update)."""
-    z = dp_scd._gaussian_multiplier(eps, bd.DELTA)
-    ratio = n ** dp_scd.CLIP_N_EXPONENT[family] / z
-    return min(dp_scd.CLIP_MAX[family],
-               (ratio / dp_scd.CLIP_SNR[family]) ** dp_scd.CLIP_EXPONENT[family])
+    return dp_scd.clip_factor(family, n, eps, bd.DELTA)
 
 
 def sweep(est, data_norm=1.0):
@@ -271,29 +268,11 @@ def check(est, data_norm=1.0):
     """Each of :data:`CHECK_RULES` run directly (no interpolation) on seeds 3 to 5 of the
     sweep's data sets -> results/dev_rules_scd_width_check_<est>[_norm<data_norm>].csv. The
     grid's public row bound is 1; ``data_norm="auto"`` gives about 1.5 on these unit rows,
-    where the natural dual step is smaller (session 12 chose the rule on both)."""
-    family = FAMILY[est]
-    kept = tuple(getattr(dp_scd, key)[family] for key in _KEYS)
+    where the natural dual step is smaller (session 12 chose the rule on both). A public bound
+    has no typical row, so the natural step is at R whatever the family's switch."""
     tag = "" if data_norm == 1.0 else f"_norm{data_norm:g}"
-    out = HERE / "results" / f"dev_rules_scd_width_check_{est}{tag}.csv"
-    with open(out, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(["dataset", "d", "n", "eps", "seed", "rule", "score", "anchor"])
-        for name, n, eps, seed, X_tr, y_tr, X_te, y_te, anchor in anchored_cells(
-                est, CHECK_SEEDS):
-            for label, rule in CHECK_RULES[est].items():
-                for key, v in zip(_KEYS, rule):
-                    getattr(dp_scd, key)[family] = v
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    score = bd.skdp_fit(est, "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed,
-                                        data_norm)[0]
-                w.writerow([name, X_tr.shape[1], n, eps, seed, label, f"{score:.5f}",
-                            f"{anchor:.5f}"])
-            fh.flush()
-            print(name, n, eps, seed, flush=True)
-    for key, v in zip(_KEYS, kept):
-        getattr(dp_scd, key)[family] = v
+    rules = {label: (False, rule) for label, rule in CHECK_RULES[est].items()}
+    run_rules(est, rules, data_norm, DATASETS, CHECK_SEEDS, tag)
 
 
 #: ``check_typical``'s rules: (natural step at the typical row norm?, the constants); the
@@ -305,10 +284,17 @@ TYPICAL_RULES = {"today (bound R, 100, 0.75, 2, 1)": (False, (100.0, 0.75, 2.0, 
 
 def check_typical(est="logistic", datasets=DATASETS, seeds=CHECK_SEEDS, rules=TYPICAL_RULES,
                   tag="_auto", grids=()):
-    """``rules`` run directly at ``data_norm="auto"`` (the users' default: a private bound R
-    and its released median; ``dp_scd.NATURAL_STEP_AT_TYPICAL_NORM`` switched per rule) on
-    ``seeds`` of ``datasets`` -> results/dev_rules_scd_width_check_<est><tag>.csv; ``grids``:
-    more grids whose Opacus rows anchor the cells."""
+    """``rules`` at ``data_norm="auto"`` (the users' default: a private bound R and its
+    released median) -> results/dev_rules_scd_width_check_<est><tag>.csv; ``grids``: more
+    grids whose Opacus rows anchor the cells."""
+    run_rules(est, rules, "auto", datasets, seeds, tag, grids)
+
+
+def run_rules(est, rules, data_norm, datasets, seeds, tag, grids=()):
+    """``rules`` (label -> (natural step at the typical row?, the constants of :data:`_KEYS`))
+    run directly at ``data_norm`` on ``seeds`` of ``datasets``, ``dp_scd``'s constants and
+    ``NATURAL_STEP_AT_TYPICAL_NORM`` switched per rule and restored after ->
+    results/dev_rules_scd_width_check_<est><tag>.csv."""
     family = FAMILY[est]
     kept = tuple(getattr(dp_scd, key)[family] for key in _KEYS)
     kept_typical = dp_scd.NATURAL_STEP_AT_TYPICAL_NORM[family]
@@ -325,7 +311,7 @@ def check_typical(est="logistic", datasets=DATASETS, seeds=CHECK_SEEDS, rules=TY
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
                     score = bd.skdp_fit(est, "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed,
-                                        "auto")[0]
+                                        data_norm)[0]
                 w.writerow([name, X_tr.shape[1], n, eps, seed, label, f"{score:.5f}",
                             f"{anchor:.5f}"])
             fh.flush()

@@ -113,10 +113,16 @@ def auto_update_clip(problem, budget, L, max_update):
     R = problem.step_row_norm if NATURAL_STEP_AT_TYPICAL_NORM[family] else problem.row_norm_bound
     scale = SQUARED_DUAL_SCALE * problem.clip if family == "squared" else 1.0
     natural = scale * Lam / (Lam + L * R * R)
-    z = _gaussian_multiplier(budget.epsilon, budget.delta)
+    return min(clip_factor(family, n, budget.epsilon, budget.delta) * natural, max_update)
+
+
+def clip_factor(family, n, epsilon, delta):
+    """The update clip's multiple of the natural dual step for a loss ``family``:
+    ``min(CLIP_MAX, (n ** CLIP_N_EXPONENT / z / CLIP_SNR) ** CLIP_EXPONENT)``, z the multiplier
+    of the single Gaussian that meets (epsilon, delta)."""
+    z = _gaussian_multiplier(epsilon, delta)
     ratio = n ** CLIP_N_EXPONENT[family] / z  # n sqrt(2 rho) for the exponent 1 (rho = 1/(2 z^2))
-    factor = min(CLIP_MAX[family], (ratio / CLIP_SNR[family]) ** CLIP_EXPONENT[family])
-    return min(factor * natural, max_update)
+    return min(CLIP_MAX[family], (ratio / CLIP_SNR[family]) ** CLIP_EXPONENT[family])
 
 
 @functools.lru_cache(maxsize=256)
