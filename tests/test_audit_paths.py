@@ -13,6 +13,9 @@ caught on a few cheap paths; ``pytest -m slow tests/test_audit_paths.py`` runs e
 full size, real and faulty (the rows of the table in docs/audit.rst, with the same seeds).
 """
 
+import re
+from pathlib import Path
+
 import numpy as np
 from sklearn.base import clone
 import pytest
@@ -234,6 +237,22 @@ def test_small_path_audit(path):
     assert res.n_fits == 2 * fits
     assert res.claimed_epsilon <= POWER_EPSILON * (1 + 1e-12)
     assert not res.violated, res.summary()
+
+
+def test_docs_table_has_one_caught_row_per_path():
+    """docs/audit.rst's table of non-default paths (``benchmarks/bench_audit.py --update-docs``)
+    lists every path of the map once, each without a violation and with its fault caught: a
+    path added without its full-size run, or a table row left for a path since removed, fails
+    here."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "audit.rst").read_text()
+    table = text.split(".. begin paths table", 1)[1].split(".. end paths table", 1)[0]
+    rows = re.findall(r"^   \* - .*\n     - (.*) \((?:optimizer|estimator), \d+ fits\)\n"
+                      r"((?:     - .*\n){6})", table, flags=re.M)
+    labels = [label for label, _ in rows]
+    assert sorted(labels) == sorted(p.label for p in PATHS)
+    for label, cells in rows:
+        assert "**violation**" not in cells, label
+        assert cells.rstrip().endswith("(caught)"), label
 
 
 # The fault caught in the default run, on cheap paths of each kind of mechanism.
