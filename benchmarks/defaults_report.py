@@ -178,6 +178,19 @@ sharing the anchor cache, with the data directory in ``SKDP_DATA_DIR``::
         --before $R/defaults_s33_heldout7_scd_oldrule.csv --changed logistic:dp_scd \
         --out defaults_s33_heldout7_scd_10seeds
 
+Session 34 (``defaults_s34_heldout7_svc_scd*``): dp_scd's squared-hinge update clip of session
+34 judged the same way, the SVC's dp_scd cells (and the default's, dp_scd where it is chosen) on
+the seventh held-out part, ten seeds; the "before" ran in this checkout before the constants
+changed (the anchors were cached)::
+
+    python benchmarks/bench_defaults.py --heldout heldout7 --estimators svc \
+        --optimizers dp_scd --seeds 10 --out defaults_s34_heldout7_svc_scd_before  # old rule
+    python benchmarks/bench_defaults.py --heldout heldout7 --estimators svc \
+        --optimizers dp_scd --seeds 10 --out defaults_s34_heldout7_svc_scd
+    python benchmarks/defaults_report.py --after $R/defaults_s34_heldout7_svc_scd.csv \
+        --before $R/defaults_s34_heldout7_svc_scd_before.csv --changed svc:dp_scd \
+        --out defaults_s34_heldout7_svc_scd_10seeds
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier

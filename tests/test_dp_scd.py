@@ -413,9 +413,9 @@ def test_defaults_from_public_quantities():
     svc = _problem("svc", X, y, reg=1.0)
     res = DPSCD().solve(svc, Budget(1.0, 1e-5), np.random.default_rng(0))
     Lam, R2 = svc.lam * n, svc.row_norm_bound**2
-    # the squared hinge: n^(3/4) in the ratio (session 13)
+    # the squared hinge: n^(3/4) in the ratio (session 13), to the power 3/4 (session 34)
     assert res.extras["update_clip"] == pytest.approx(
-        min(1.0, n**0.75 / z / 52.0) * Lam / (Lam + L * R2))
+        min(1.0, (n**0.75 / z / 100.0) ** 0.75) * Lam / (Lam + L * R2))
     Xi, yi = iris()  # multinomial: the linear rule, k = 120, cap 3
     mc = _problem("logistic", Xi, yi, reg=1.0)
     assert mc.loss.loss_id == MULTINOMIAL
@@ -445,7 +445,7 @@ def test_logistic_natural_step_takes_the_typical_row_norm_and_the_noise_keeps_th
     L = round(math.sqrt(n))
     z, _ = calibrate_noise_multiplier(GaussianEvent, 1.0, 1e-5, "rdp")
     for kind, factor in (("logistic", min(2.0, (n / z / 160.0) ** 0.6)),
-                         ("svc", min(1.0, n**0.75 / z / 52.0))):
+                         ("svc", min(1.0, (n**0.75 / z / 100.0) ** 0.75))):
         pr = _problem(kind, X, y, reg=1.0)
         R, Lam = pr.row_norm_bound, pr.lam * n
         clips = {}

@@ -640,7 +640,8 @@ def estimator_paths():
               "pull (real 0.12 against the claim 2; noise x0.5 not caught, 1.01; x0.2 caught, "
               "3.92)"),
         # session 13's rules at the optimizers' own defaults: dp_scd's squared-hinge update
-        # clip min(1, n^0.75 sqrt(2 rho) / 52) of the natural dual step, and dp_nag_opt's
+        # clip (min(1, (n^0.75 sqrt(2 rho) / 100) ** 0.75) of the natural dual step since
+        # session 34; a public step input, the noise is update_clip * R), and dp_nag_opt's
         # squared-loss horizon 1.5 sqrt(n sqrt(2 rho))
         E("DPLinearSVC dp_scd defaults (auto update clip, n^3/4 rule)", "losses",
           svc_defaults("dp_scd"), loss="squared_hinge"),
