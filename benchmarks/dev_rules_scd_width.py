@@ -110,6 +110,15 @@ DATASETS_RIDGE = ("wine", "diabetes", "make_regression", "adult_hours", "make_re
 #: the issue's tolerance to the anchor: 1 point of accuracy, 0.02 of R^2
 TOLERANCE = {"logistic": 0.01, "svc": 0.01, "ridge": 0.02}
 SEEDS = 3
+#: the row bounds' file tags and their names in the reports
+BOUND_NAMES = {"": "1", "_norm1.5": "1.5", "_auto": '`data_norm="auto"`'}
+
+
+def bound_tag(data_norm):
+    """The file tag of a row bound: "" for the grid's 1, "_auto", else "_norm<bound>"."""
+    return "" if data_norm == 1.0 else "_auto" if data_norm == "auto" else f"_norm{data_norm:g}"
+
+
 #: the grids whose Opacus rows anchor these cells (the anchor cache holds only the newest parts)
 ANCHOR_GRIDS = ("defaults_s17b_10seeds", "defaults_s23_heldout4", "defaults_s31_heldout5_10seeds",
                 "defaults_s32_heldout6_10seeds")
@@ -138,7 +147,7 @@ def rule_factor(family, n, eps):
 
 def sweep(est, data_norm=1.0):
     family = FAMILY[est]
-    tag = "" if data_norm == 1.0 else "_auto" if data_norm == "auto" else f"_norm{data_norm:g}"
+    tag = bound_tag(data_norm)
     rule = (dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family], dp_scd.CLIP_EXPONENT[family])
     assert not set(DATASETS) & set(bd.HELDOUT7)
     out = HERE / "results" / f"dev_rules_scd_width_{est}{tag}.csv"
@@ -203,8 +212,7 @@ def report():
         if not path.exists():
             continue
         cs = cells(est, tag)
-        bound = {"": "1", "_norm1.5": "1.5", "_auto": '`data_norm="auto"`'}[tag]
-        lines += [f"## {est}, row bound {bound}", "",
+        lines += [f"## {est}, row bound {BOUND_NAMES[tag]}", "",
                   "### Per data set: the best factor over the rule's",
                   "", "| data | d | cells | median log2(best g / rule g) | rule: cells > 1 point "
                   "below the anchor | best g: such cells |", "|---|---|---|---|---|---|"]
@@ -281,8 +289,7 @@ def search(est, bounds=("", "_norm1.5")):
                     ranked.append((sum(x[0] for x in r), -sum(x[1] for x in r), (k, a, cap, b), r))
     ranked.sort()
     rule = tuple(getattr(dp_scd, key)[family] for key in _KEYS)
-    names = {"": "1", "_norm1.5": "1.5", "_auto": '"auto"'}
-    bounds = [names[t] for t in tags]
+    bounds = [BOUND_NAMES[t] for t in tags]
     lines = [f"### {est}: the family min(cap, (n ** b / z / k) ** a), (k, a, cap, b)", "",
              "Per row bound: cells more than 1 point below the anchor / mean accuracy / worst "
              "loss against today's rule (points).", "",
@@ -304,7 +311,7 @@ def check(est, data_norm=1.0):
     grid's public row bound is 1; ``data_norm="auto"`` gives about 1.5 on these unit rows,
     where the natural dual step is smaller (session 12 chose the rule on both). A public bound
     has no typical row, so the natural step is at R whatever the family's switch."""
-    tag = "" if data_norm == 1.0 else f"_norm{data_norm:g}"
+    tag = bound_tag(data_norm)
     rules = {label: (False, rule) for label, rule in CHECK_RULES[est].items()}
     run_rules(est, rules, data_norm, DATASETS, CHECK_SEEDS, tag)
 
@@ -375,31 +382,27 @@ SVC_S34_RULES = {"today (52, 1, 1, 0.75)": (False, (52.0, 1.0, 1.0, 0.75)),
 def check_svc_s34(data_norm):
     """:data:`SVC_S34_RULES` on seeds 3 to 5 of the looked-at sets at ``data_norm`` (1 or
     "auto") -> results/dev_rules_scd_width_check_svc_s34[_auto].csv."""
-    tag = "_s34_auto" if data_norm == "auto" else "_s34"
+    tag = "_s34" + bound_tag(data_norm)
     run_rules("svc", SVC_S34_RULES, data_norm, DATASETS, CHECK_SEEDS, tag)
 
 
-def heldout7():
-    """The adopted rule judged on the seventh held-out part at ``data_norm="auto"``: its three
-    classification sets, seeds 0 to 9, the rule before session 33 and the adopted one, anchored
-    by ``results/defaults_s33_heldout7_scd.csv`` (the grid's run of the part at the row bound
-    1, the other half of the judgement) -> results/dev_rules_scd_width_check_logistic_heldout7
-    _auto.csv."""
-    first, last = list(TYPICAL_RULES)[0], list(TYPICAL_RULES)[-1]
-    rules = {k: TYPICAL_RULES[k] for k in (first, last)}
-    names = [n for n in bd.HELDOUT7 if bd.load(n)[0] == "classification"]
-    check_typical("logistic", names, range(10), rules, "_heldout7_auto",
-                  ("defaults_s33_heldout7_scd",))
+#: ``heldout7``: per estimator, the rules judged on the seventh held-out part at
+#: ``data_norm="auto"`` and the grid whose run of the part at the bound 1 anchors the cells.
+#: Logistic: the rule before session 33 and the adopted one; svc: session 34's pair.
+HELDOUT7_RULES = {
+    "logistic": ({k: TYPICAL_RULES[k] for k in (list(TYPICAL_RULES)[0], list(TYPICAL_RULES)[-1])},
+                 "defaults_s33_heldout7_scd"),
+    "svc": (SVC_S34_RULES, "defaults_s34_heldout7_svc_scd_before")}
 
 
-def heldout7_svc():
-    """Session 34's squared-hinge candidate judged on the seventh held-out part at
-    ``data_norm="auto"``: seeds 0 to 9, anchored by the grid's run of the part at the bound 1
-    (``results/defaults_s34_heldout7_svc_scd_before.csv``) -> results/dev_rules_scd_width_check
-    _svc_heldout7_auto.csv."""
+def heldout7(est="logistic"):
+    """The adopted rule of ``est`` judged on the seventh held-out part at ``data_norm="auto"``:
+    its three classification sets, seeds 0 to 9, :data:`HELDOUT7_RULES` (the grid's run at the
+    row bound 1 is the other half of the judgement) ->
+    results/dev_rules_scd_width_check_<est>_heldout7_auto.csv."""
+    rules, grid = HELDOUT7_RULES[est]
     names = [n for n in bd.HELDOUT7 if bd.load(n)[0] == "classification"]
-    check_typical("svc", names, range(10), SVC_S34_RULES, "_heldout7_auto",
-                  ("defaults_s34_heldout7_svc_scd_before",))
+    check_typical(est, names, range(10), rules, "_heldout7_auto", (grid,))
 
 
 def check_report():
@@ -413,8 +416,8 @@ def check_report():
               "_s34_auto": "`data_norm=\"auto\"`, session 34's candidate"}
     for est, tag in (("logistic", ""), ("logistic", "_norm1.5"), ("logistic", "_auto"),
                      ("svc", ""), ("svc", "_norm1.5"), ("svc", "_auto"), ("ridge", "_auto"),
-                     ("svc", "_s34"), ("svc", "_s34_auto"), ("svc", "_heldout7_auto"),
-                     ("logistic", "_heldout7_auto"), ("svc", "_heldout7_auto")):
+                     ("svc", "_s34"), ("svc", "_s34_auto"), ("logistic", "_heldout7_auto"),
+                     ("svc", "_heldout7_auto")):
         path = HERE / "results" / f"dev_rules_scd_width_check_{est}{tag}.csv"
         if not path.exists():
             continue
@@ -490,7 +493,7 @@ if __name__ == "__main__":
     elif sys.argv[1] == "check_svc_s34":
         check_svc_s34(sys.argv[2] if sys.argv[2] == "auto" else float(sys.argv[2]))
     elif sys.argv[1] == "heldout7":
-        heldout7_svc() if sys.argv[2:] == ["svc"] else heldout7()
+        heldout7(*sys.argv[2:3])
     elif sys.argv[1] == "check":
         check(sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 1.0)
     else:
