@@ -3,7 +3,7 @@
 Run: ``python benchmarks/bench_defaults.py [--optimizers dp_gdws ...] [--estimators logistic
 ridge svc] [--datasets adult wine ...] [--n 500 1000 ...] [--eps 0.1 0.3 1 3] [--seeds 3]
 [--first-seed 0] [--heldout {dev,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,
-heldout7,all}]
+heldout7,heldout8,all}]
 [--out defaults]``.
 
 Writes ``benchmarks/results/<out>.csv`` (one row per method, cell and seed) and ``<out>.md``
@@ -96,8 +96,19 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   most 0.5; bounds +-3 x the signal's sd x sqrt(2), known to the generator). All six earlier
   held-out parts have been looked at, so the next rule change is judged here first. Session 33
   judged dp_scd's logistic update clip on it, running only the anchors and dp_scd's logistic
-  cells (``results/defaults_s33_heldout7_scd_10seeds*``); the other optimizers' cells have not
-  been run.
+  cells (``results/defaults_s33_heldout7_scd_10seeds*``); session 34 its SVC cells. Session 35
+  ran the whole part at the rules of session 34, every optimizer, ten seeds
+  (``results/defaults_s35_heldout7_10seeds*``), so it has been looked at: the next rule change
+  is judged on the eighth part first.
+* eighth held-out part (``--heldout heldout8``; session 35, fixed and committed before any of
+  its cells was run, only the class shares of its Adult targets and the shapes seen): Adult's
+  occupation "Exec-managerial" (12% of the training rows; the occupation is not a feature) and
+  education "HS-grad" (32%; neither education column is a feature) from the other columns
+  (``adult_exec``, ``adult_hs_grad``), ``make_classification_many`` (d 100, 15 informative, 10
+  redundant, classes 55 / 45, 5% label noise, class_sep 0.8, one cluster per class) and
+  ``make_regression_dense`` (d 25, all informative, Gaussian noise of sd 0.7 x the signal's:
+  R^2 at most 0.67; bounds +-3 x the signal's sd x sqrt(1.49), known to the generator). Not
+  run yet.
 
 **References.** Non-private scikit-learn on the same arrays (LogisticRegression(C=1),
 LinearSVC(C=1), Ridge(alpha=1)); the majority class of the training subsample (classification) and
@@ -203,11 +214,16 @@ HELDOUT6 = ("adult_white", "adult_us", "make_classification_weak", "make_regress
 #: (only the class shares of its Adult targets seen): the sixth part has been looked at, so a
 #: rule chosen after session 32 is judged here first. Session 33 judged dp_scd's logistic update
 #: clip on it (the Opacus anchors and dp_scd's logistic cells only: ``--estimators logistic
-#: --optimizers dp_scd``); the other optimizers' cells have not been run.
+#: --optimizers dp_scd``), session 34 its squared-hinge clip (the SVC's dp_scd cells); session 35
+#: ran every cell at the rules of session 34, so it is looked at now.
 HELDOUT7 = ("adult_own_child", "adult_prof", "make_classification_noisy", "make_regression_mid")
+#: An eighth held-out part (session 35), fixed and committed before any of its cells was run (only
+#: the class shares of its Adult targets and its shapes seen): the seventh part has been looked
+#: at, so a rule chosen after session 34 is judged here first.
+HELDOUT8 = ("adult_exec", "adult_hs_grad", "make_classification_many", "make_regression_dense")
 PARTS = {"dev": DEV, "heldout": HELDOUT, "heldout2": HELDOUT2, "heldout3": HELDOUT3,
          "heldout4": HELDOUT4, "heldout5": HELDOUT5, "heldout6": HELDOUT6,
-         "heldout7": HELDOUT7}
+         "heldout7": HELDOUT7, "heldout8": HELDOUT8}
 
 
 # ----------------------------------------------------------------------------- data
@@ -309,6 +325,11 @@ GENERATED_CLASSIFICATION = {
     "make_classification_noisy": dict(n_features=60, n_informative=6, n_redundant=4,
                                       flip_y=0.15, class_sep=1.0, n_clusters_per_class=1,
                                       random_state=97),
+    # eighth held-out part: d 100, 15 informative, 10 redundant, classes 55 / 45, 5% label
+    # noise, classes close together
+    "make_classification_many": dict(n_features=100, n_informative=15, n_redundant=10,
+                                     weights=[0.55, 0.45], flip_y=0.05, class_sep=0.8,
+                                     n_clusters_per_class=1, random_state=107),
 }
 
 
@@ -426,6 +447,19 @@ def load(name):
         # generator)
         out = _signal_plus_noise(40, 8, 101, lambda rng, s, size: rng.normal(0, s, size),
                                  math.sqrt(2.0))
+    elif name == "adult_exec":
+        # eighth held-out part: Adult's occupation "Exec-managerial" from its other columns
+        out = _adult_target(6, (6,), positive="Exec-managerial")
+    elif name == "adult_hs_grad":
+        # eighth held-out part: Adult's education "HS-grad"; neither education column (the
+        # one-hot level nor the years, which determine it) is a feature
+        out = _adult_target(3, (3, 4), positive="HS-grad")
+    elif name == "make_regression_dense":
+        # eighth held-out part: 25 features, all informative, Gaussian noise of sd 0.7 x the
+        # signal's (R^2 at most 0.67); bounds +-3 x the signal's sd x sqrt(1.49) (known to the
+        # generator)
+        out = _signal_plus_noise(25, 25, 109, lambda rng, s, size: rng.normal(0, 0.7 * s, size),
+                                 math.sqrt(1.49))
     else:
         raise ValueError(f"unknown data set {name!r}")
     task, X_tr, y_tr, X_te, y_te = out
@@ -469,7 +503,7 @@ def part_of(name):
 PART_TITLES = {"dev": "development", "heldout": "held-out", "heldout2": "second held-out",
                "heldout3": "third held-out", "heldout4": "fourth held-out",
                "heldout5": "fifth held-out", "heldout6": "sixth held-out",
-               "heldout7": "seventh held-out"}
+               "heldout7": "seventh held-out", "heldout8": "eighth held-out"}
 
 
 def baseline_score(task, y_tr, y_te):

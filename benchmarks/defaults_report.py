@@ -191,6 +191,26 @@ changed (the anchors were cached)::
         --before $R/defaults_s34_heldout7_svc_scd_before.csv --changed svc:dp_scd \
         --out defaults_s34_heldout7_svc_scd_10seeds
 
+Session 35 (``defaults_s35_heldout7*``): the whole seventh held-out part, every optimizer of
+every estimator at the rules of session 34, ten seeds: the first run of its cells but
+dp_scd's classifier cells (which reproduce those of sessions 33 and 34), and of
+``make_regression_mid``'s anchors. No rule was changed after it. The two runs share the anchor
+cache and can run at once::
+
+    python benchmarks/bench_defaults.py --heldout heldout7 --estimators logistic svc \
+        --seeds 10 --out defaults_s35_heldout7_cls
+    python benchmarks/bench_defaults.py --heldout heldout7 --estimators ridge \
+        --seeds 10 --out defaults_s35_heldout7_ridge
+    python benchmarks/defaults_report.py --after $R/defaults_s35_heldout7_cls.csv \
+        $R/defaults_s35_heldout7_ridge.csv --changed --out defaults_s35_heldout7_10seeds
+
+(about 25 minutes together on this machine, the regression anchors computed on the way). Then
+its one (b) cell beyond two standard errors on 30 fresh seeds (about 5 minutes)::
+
+    python benchmarks/bench_defaults.py --heldout heldout7 --estimators logistic svc \
+        --datasets adult_own_child --n 5000 --eps 0.1 --seeds 30 --first-seed 10 \
+        --out defaults_s35_heldout7_fresh_b
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier
