@@ -4,7 +4,7 @@ Run: ``python benchmarks/bench_defaults.py [--optimizers dp_gdws ...] [--estimat
 ridge svc] [--datasets adult wine ...] [--n 500 1000 ...] [--eps 0.1 0.3 1 3] [--seeds 3]
 [--first-seed 0] [--heldout {dev,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,
 heldout7,heldout8,all}]
-[--out defaults]``.
+[--cached-only] [--anchors-from earlier.csv] [--out defaults]``.
 
 Writes ``benchmarks/results/<out>.csv`` (one row per method, cell and seed) and ``<out>.md``
 (a table per estimator: mean over seeds, cells that miss the issue's criteria marked), plus
@@ -584,6 +584,11 @@ def run(args, log=print, skipped=None):
     """The grid's rows; a data set that is not on this machine is skipped, logged and (when
     ``skipped`` is a list) appended to it as ``(name, reason)``."""
     cache = Cache()
+    earlier = earlier_anchors(getattr(args, "anchors_from", None))  # read, never written back
+
+    def cached(key, compute):
+        return earlier[key] if key in earlier else cache.get(key, compute)
+
     rows = []
     datasets = args.datasets or {**PARTS, "all": sum(PARTS.values(), ())}[args.heldout]
     for name in datasets:
@@ -605,17 +610,18 @@ def run(args, log=print, skipped=None):
                 base = baseline_score(task, y_tr, y_te)
                 for est in ests:
                     key = f"sklearn|{name}|{n}|{seed}|{est}"
-                    sk = cache.get(key, lambda: sklearn_score(est, X_tr, y_tr, X_te, y_te))
+                    sk = cached(key, lambda: sklearn_score(est, X_tr, y_tr, X_te, y_te))
                     common = dict(part=part, dataset=name, task=task, estimator=est, n=n, seed=seed)
                     rows.append(dict(common, method="baseline", eps=math.inf, score=base, eps_spent=0.0, seconds=0.0))
                     rows.append(dict(common, method="sklearn", eps=math.inf, score=sk, eps_spent=math.inf, seconds=0.0))
                 for eps in args.eps:
                     cfg = opacus_config(n)
                     key = f"opacus|{name}|{n}|{eps}|{seed}|{json.dumps(cfg, sort_keys=True)}"
-                    if getattr(args, "cached_only", False) and key not in cache.data:
+                    if (getattr(args, "cached_only", False) and key not in cache.data
+                            and key not in earlier):
                         log(f"{name} n={n} eps={eps:g} seed={seed}: no cached anchor, cell skipped")
                         continue
-                    op = cache.get(key, lambda: opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed))
+                    op = cached(key, lambda: opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed))
                     for est in ests:
                         common = dict(part=part, dataset=name, task=task, estimator=est, n=n, seed=seed)
                         rows.append(dict(common, method="opacus", eps=eps, score=op[0], eps_spent=op[1], seconds=op[2]))
@@ -894,6 +900,25 @@ def variant_table(means, labels):
             + [f"| {v} | {variant_row(v, means, labels[0])} |" for v in labels])
 
 
+def earlier_anchors(path):
+    """The cache's entries for the Opacus and scikit-learn rows of an earlier grid's csv
+    (``--anchors-from``): the grids before the cache's keys named the anchor's configuration
+    keep their anchors only there. The configuration is the issue's, unchanged since, so the key
+    is today's ``opacus_config(n)``."""
+    if path is None:
+        return {}
+    out = {}
+    for r in read_csv(path):
+        name, n, seed = r["dataset"], r["n"], r["seed"]
+        if r["method"] == "opacus":
+            cfg = json.dumps(opacus_config(n), sort_keys=True)
+            out[f"opacus|{name}|{n}|{r['eps']}|{seed}|{cfg}"] = [r["score"], r["eps_spent"],
+                                                                 r["seconds"]]
+        elif r["method"] == "sklearn":
+            out[f"sklearn|{name}|{n}|{seed}|{r['estimator']}"] = r["score"]
+    return out
+
+
 def seed_anchors(rows):
     """``{(dataset, estimator, n, eps, seed): Opacus score}`` of a grid's rows."""
     return {(r["dataset"], r["estimator"], r["n"], r["eps"], r["seed"]): r["score"]
@@ -923,6 +948,8 @@ def main(argv=None):
     p.add_argument("--heldout", choices=[*PARTS, "all"], default="dev",
                    help="which part of the grid (default: the development part only)")
     p.add_argument("--out", default="defaults", help="file stem under benchmarks/results")
+    p.add_argument("--anchors-from", default=None,
+                   help="an earlier grid's csv whose Opacus and scikit-learn rows serve as cached")
     p.add_argument("--cached-only", action="store_true",
                    help="skip the cells whose Opacus anchor is not cached yet (reported)")
     p.add_argument("--report-only", action="store_true", help="rebuild md/png from <out>.csv")

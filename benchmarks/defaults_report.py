@@ -211,6 +211,20 @@ its one (b) cell beyond two standard errors on 30 fresh seeds (about 5 minutes):
         --datasets adult_own_child --n 5000 --eps 0.1 --seeds 30 --first-seed 10 \
         --out defaults_s35_heldout7_fresh_b
 
+and the first four parts' grid (``defaults_s17b_10seeds``, the one the docs showed until then)
+with dp_scd's classifier cells at the clips of sessions 33 and 34 (``defaults_s35_10seeds*``,
+the grid the docs show now; its anchors predate the cache's keys, so they come from the s17b
+csv; a few minutes)::
+
+    python benchmarks/bench_defaults.py --heldout all --datasets adult breast_cancer digits \
+        make_classification adult_sex make_classification_wide wine_good \
+        make_classification_hard1 --estimators logistic svc --optimizers dp_scd --seeds 10 \
+        --cached-only --anchors-from $R/defaults_s17b_10seeds.csv --out defaults_s35_scd_s17b
+    python benchmarks/defaults_report.py --after $R/defaults_s17b_10seeds.csv \
+        $R/defaults_s35_scd_s17b.csv --before $R/defaults_s17b_10seeds.csv \
+        --changed logistic:dp_scd svc:dp_scd svc:auto --exclude make_classification_hard \
+        --out defaults_s35_10seeds
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier
