@@ -437,6 +437,16 @@ def test_sphinx_build(tmp_path):
         assert "sphx-glr-script-out" in page.read_text(), path.name
     figures = {p.name.split("_00")[0] for p in (out / "_images").glob("sphx_glr_plot_*_00*.png")}
     assert len(figures) >= 4, figures
+    # numpydoc renders a paragraph left between a docstring's sections as entries of the section
+    # before it (a bold term with no description), and reST nests no inline markup: both show
+    # the source's markup on the page
+    for page in out.rglob("*.html"):
+        if {"_sources", "_modules", "auto_examples"} & set(page.relative_to(out).parts):
+            continue  # sources, and the gallery's code comments, keep their backquotes
+        html = page.read_text()
+        assert "``" not in html, f"unrendered inline literal in {page.relative_to(out)}"
+        stray = re.findall(r"<dt><strong>([^<]{60,})</strong></dt><dd></dd>", html)
+        assert not stray, f"a stray paragraph read as a term in {page.relative_to(out)}: {stray[0]}"
     # the Adult benchmark figure is in the user guide
     assert (out / "_images" / "utility_adult.png").is_file()
     assert "utility_adult.png" in (out / "user_guide" / "choosing_an_optimizer.html").read_text()

@@ -263,6 +263,8 @@ class TuningCost:
         recomputed), the patterns of membership that any draw can give are used: the same as
         any draw's for ``KFold``, every fit (``epsilon``) for the others.
 
+    Notes
+    -----
     Neither number covers the choice of the best candidate, made from exact (non-private)
     validation scores: use :class:`PrivateSearchCV` for a guarantee of the selection.
     Both assume folds chosen independently of the data (see :func:`tuning_cost`).

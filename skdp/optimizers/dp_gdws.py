@@ -152,12 +152,12 @@ class DPGDWS(DPOptimizer):
         Tolerance of the non-private fit (``epsilon=inf`` only): the largest absolute gradient
         component at the solution (None: 1e-8).
 
+    Notes
+    -----
     At ``epsilon=inf`` there is nothing to protect: the fit runs the shared non-private solver
     (L-BFGS on the same objective, :mod:`skdp.optimizers._nonprivate`) to ``tol``, and warns
     (``ConvergenceWarning``) when ``max_iter`` iterations do not get there.
 
-    Notes
-    -----
     Deviations from the papers, and why: Gaussian noise with RDP/zCDP accounting by default
     (the papers are pure epsilon-DP only); the smoothness constant L is data-free
     (``curvature * R^2 + lam``), never computed from the data as the paper's code does (that

@@ -92,12 +92,12 @@ class DPMASG(_AcceleratedDPOptimizer):
         without noise and the shared L-BFGS solver is used): the largest absolute gradient
         component at the solution (None: 1e-8).
 
+    Notes
+    -----
     ``max_iter``, ``c``, ``E0``, ``stage_p`` and ``first_stage`` set the schedule, T* and the
     allocation of the budget: they are public and must not be derived from the private data
     (their defaults are data-free; choosing them on the private data is a release).
 
-    Notes
-    -----
     Deviations from the paper, and why: those of DPNAGOpt (Gaussian default, zero-out, data-free
     L, Laplace scale b, Poisson sampling, ``x_0 = 0``); the momentum ``beta_k`` and ``n_1``, which
     eq. 33 leaves open, are the authors' code's choices.
