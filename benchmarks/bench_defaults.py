@@ -547,14 +547,33 @@ def skdp_fit(est, optimizer, X_tr, y_tr, X_te, y_te, eps, seed, data_norm=1.0):
     return score, float(model.epsilon_), dt
 
 
-class Cache:
-    """Anchor / scikit-learn results on disk, keyed by everything that determines them."""
+def opacus_key(name, n, eps, seed):
+    """The cache's key of an Opacus anchor: everything that determines it, its configuration
+    included (:func:`opacus_config`)."""
+    return f"opacus|{name}|{n}|{float(eps)}|{seed}|{json.dumps(opacus_config(n), sort_keys=True)}"
 
-    def __init__(self, path=CACHE):
+
+def sklearn_key(name, n, seed, estimator):
+    """The cache's key of a non-private scikit-learn score."""
+    return f"sklearn|{name}|{n}|{seed}|{estimator}"
+
+
+class Cache:
+    """Anchor / scikit-learn results on disk, keyed by everything that determines them
+    (:func:`opacus_key`, :func:`sklearn_key`); ``read_only`` entries (an earlier grid's, see
+    :func:`earlier_anchors`) are served but never written to disk."""
+
+    def __init__(self, path=CACHE, read_only=None):
         self.path = Path(path)
         self.data = json.loads(self.path.read_text()) if self.path.exists() else {}
+        self.read_only = dict(read_only or {})
+
+    def __contains__(self, key):
+        return key in self.read_only or key in self.data
 
     def get(self, key, compute):
+        if key in self.read_only:
+            return self.read_only[key]
         if key not in self.data:
             self.data[key] = compute()
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -583,12 +602,7 @@ def opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed):
 def run(args, log=print, skipped=None):
     """The grid's rows; a data set that is not on this machine is skipped, logged and (when
     ``skipped`` is a list) appended to it as ``(name, reason)``."""
-    cache = Cache()
-    earlier = earlier_anchors(getattr(args, "anchors_from", None))  # read, never written back
-
-    def cached(key, compute):
-        return earlier[key] if key in earlier else cache.get(key, compute)
-
+    cache = Cache(read_only=earlier_anchors(getattr(args, "anchors_from", None)))
     rows = []
     datasets = args.datasets or {**PARTS, "all": sum(PARTS.values(), ())}[args.heldout]
     for name in datasets:
@@ -609,19 +623,17 @@ def run(args, log=print, skipped=None):
                 _, X_tr, y_tr, X_te, y_te = subsample(name, n, seed)
                 base = baseline_score(task, y_tr, y_te)
                 for est in ests:
-                    key = f"sklearn|{name}|{n}|{seed}|{est}"
-                    sk = cached(key, lambda: sklearn_score(est, X_tr, y_tr, X_te, y_te))
+                    sk = cache.get(sklearn_key(name, n, seed, est),
+                                   lambda: sklearn_score(est, X_tr, y_tr, X_te, y_te))
                     common = dict(part=part, dataset=name, task=task, estimator=est, n=n, seed=seed)
                     rows.append(dict(common, method="baseline", eps=math.inf, score=base, eps_spent=0.0, seconds=0.0))
                     rows.append(dict(common, method="sklearn", eps=math.inf, score=sk, eps_spent=math.inf, seconds=0.0))
                 for eps in args.eps:
-                    cfg = opacus_config(n)
-                    key = f"opacus|{name}|{n}|{eps}|{seed}|{json.dumps(cfg, sort_keys=True)}"
-                    if (getattr(args, "cached_only", False) and key not in cache.data
-                            and key not in earlier):
+                    key = opacus_key(name, n, eps, seed)
+                    if getattr(args, "cached_only", False) and key not in cache:
                         log(f"{name} n={n} eps={eps:g} seed={seed}: no cached anchor, cell skipped")
                         continue
-                    op = cached(key, lambda: opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed))
+                    op = cache.get(key, lambda: opacus_score(task, X_tr, y_tr, X_te, y_te, eps, seed))
                     for est in ests:
                         common = dict(part=part, dataset=name, task=task, estimator=est, n=n, seed=seed)
                         rows.append(dict(common, method="opacus", eps=eps, score=op[0], eps_spent=op[1], seconds=op[2]))
@@ -866,9 +878,9 @@ def anchored_cells(datasets, n_grid, eps_grid, seeds, cache=None):
             for seed in range(seeds):
                 _, X_tr, y_tr, X_te, y_te = subsample(name, n, seed)
                 for eps in eps_grid:
-                    key = f"opacus|{name}|{n}|{eps}|{seed}|{json.dumps(opacus_config(n), sort_keys=True)}"
-                    if key in cache.data:
-                        yield name, n, eps, seed, X_tr, y_tr, X_te, y_te, cache.data[key][0]
+                    key = opacus_key(name, n, eps, seed)
+                    if key in cache:
+                        yield name, n, eps, seed, X_tr, y_tr, X_te, y_te, cache.get(key, None)[0]
 
 
 def variant_row(label, means, rule):
@@ -902,20 +914,18 @@ def variant_table(means, labels):
 
 def earlier_anchors(path):
     """The cache's entries for the Opacus and scikit-learn rows of an earlier grid's csv
-    (``--anchors-from``): the grids before the cache's keys named the anchor's configuration
-    keep their anchors only there. The configuration is the issue's, unchanged since, so the key
-    is today's ``opacus_config(n)``."""
+    (``--anchors-from``; served read-only by :class:`Cache`): the grids before the cache's keys
+    named the anchor's configuration keep their anchors only there. The configuration is the
+    issue's, unchanged since, so the key is today's :func:`opacus_key`."""
     if path is None:
         return {}
     out = {}
     for r in read_csv(path):
         name, n, seed = r["dataset"], r["n"], r["seed"]
         if r["method"] == "opacus":
-            cfg = json.dumps(opacus_config(n), sort_keys=True)
-            out[f"opacus|{name}|{n}|{r['eps']}|{seed}|{cfg}"] = [r["score"], r["eps_spent"],
-                                                                 r["seconds"]]
+            out[opacus_key(name, n, r["eps"], seed)] = [r["score"], r["eps_spent"], r["seconds"]]
         elif r["method"] == "sklearn":
-            out[f"sklearn|{name}|{n}|{seed}|{r['estimator']}"] = r["score"]
+            out[sklearn_key(name, n, seed, r["estimator"])] = r["score"]
     return out
 
 

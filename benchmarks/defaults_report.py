@@ -268,11 +268,11 @@ def rows_from_log(path):
         task, _, y_tr, _, y_te = bd.subsample(ds, n, seed)
         part = bd.part_of(ds)
         common = dict(part=part, dataset=ds, task=task, estimator=est, n=n, seed=seed)
-        op = cache[f"opacus|{ds}|{n}|{eps}|{seed}|{json.dumps(bd.opacus_config(n), sort_keys=True)}"]
+        op = cache[bd.opacus_key(ds, n, eps, seed)]
         rows.append(dict(common, method="opacus", eps=eps, score=op[0], eps_spent=op[1], seconds=op[2]))
         rows.append(dict(common, method="baseline", eps=math.inf, score=bd.baseline_score(task, y_tr, y_te),
                          eps_spent=0.0, seconds=0.0))
-        rows.append(dict(common, method="sklearn", eps=math.inf, score=cache[f"sklearn|{ds}|{n}|{seed}|{est}"],
+        rows.append(dict(common, method="sklearn", eps=math.inf, score=cache[bd.sklearn_key(ds, n, seed, est)],
                          eps_spent=math.inf, seconds=0.0))
         for opt, (score, dt) in fits.items():
             rows.append(dict(common, method=opt, eps=eps, score=score, eps_spent=math.nan, seconds=dt))  # not logged

@@ -29,8 +29,7 @@ CACHE = json.loads(bd.CACHE.read_text()) if bd.CACHE.exists() else {}
 
 
 def anchor(name, n, eps, seed):
-    key = f"opacus|{name}|{n}|{float(eps)}|{seed}|{json.dumps(bd.opacus_config(n), sort_keys=True)}"
-    return CACHE.get(key, [float("nan")])[0]
+    return CACHE.get(bd.opacus_key(name, n, eps, seed), [float("nan")])[0]
 
 
 def cells(names, ns, epss, seeds):
