@@ -225,6 +225,39 @@ csv; a few minutes)::
         --changed logistic:dp_scd svc:dp_scd svc:auto --exclude make_classification_hard \
         --out defaults_s35_10seeds
 
+Session 36 (``defaults_s36_*``): dp_scd's squared-hinge multiple at most ``n^0.75 / (52 z)``
+(``dev_rules_scd_svc_small_s.py``). The first four parts' SVC dp_scd cells at the new rule, the
+fourth to sixth parts' dp_scd classifier cells at today's rules (their grids predate sessions 33
+and 34) and the seventh part's SVC dp_scd cells, ten seeds, anchors from the parts' grids (a few
+minutes in all)::
+
+    python benchmarks/bench_defaults.py --heldout all --datasets adult breast_cancer digits \
+        make_classification adult_sex make_classification_wide wine_good \
+        make_classification_hard1 --estimators svc --optimizers dp_scd --seeds 10 \
+        --cached-only --anchors-from $R/defaults_s17b_10seeds.csv --out defaults_s36_svc_scd_s17b
+    python benchmarks/bench_defaults.py --heldout heldout4 --estimators logistic svc \
+        --optimizers dp_scd --seeds 10 --cached-only --anchors-from $R/defaults_s23_heldout4.csv \
+        --out defaults_s36_scd_heldout4   # and heldout5 (s31), heldout6 (s32)
+    python benchmarks/bench_defaults.py --heldout heldout7 --estimators svc --optimizers dp_scd \
+        --seeds 10 --cached-only --anchors-from $R/defaults_s35_heldout7_10seeds.csv \
+        --out defaults_s36_svc_scd_heldout7
+    python benchmarks/defaults_report.py --after $R/defaults_s35_10seeds.csv \
+        $R/defaults_s36_svc_scd_s17b.csv --before $R/defaults_s35_10seeds.csv \
+        --changed svc:dp_scd svc:auto --exclude make_classification_hard --out defaults_s36_10seeds
+
+then the eighth held-out part, fixed in session 35 and never run before, every optimizer of
+every estimator at the new rule (its anchors in the cache, computed in session 35 and again in
+session 36 with the output unread; about 45 minutes), and its SVC cells at the old rule::
+
+    python benchmarks/bench_defaults.py --heldout heldout8 --estimators logistic svc \
+        --seeds 10 --cached-only --out defaults_s36_heldout8_cls
+    python benchmarks/bench_defaults.py --heldout heldout8 --estimators ridge --seeds 10 \
+        --cached-only --out defaults_s36_heldout8_ridge
+    python benchmarks/dev_rules_scd_svc_small_s.py heldout8_before
+    python benchmarks/defaults_report.py --after $R/defaults_s36_heldout8_cls.csv \
+        $R/defaults_s36_heldout8_ridge.csv --before $R/defaults_s36_heldout8_svc_before.csv \
+        --changed svc:dp_scd svc:auto --out defaults_s36_heldout8_10seeds
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier

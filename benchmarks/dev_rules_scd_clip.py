@@ -45,14 +45,19 @@ SEEDS = 3
 
 def score_at_factor(est, g, X_tr, y_tr, X_te, y_te, eps, seed, data_norm=1.0):
     """dp_scd's test score with its update clip at g times the natural dual step: the rule's
-    constants set to the factor g itself (cap g, exponent 1, k -> 0); the caller restores
-    them."""
+    constants set to the factor g itself (cap g, exponent 1, k -> 0, no linear bound); the
+    caller restores the first three, the linear bound is restored here."""
     family = FAMILY[est]
     dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family] = g, 1e-300
     dp_scd.CLIP_EXPONENT[family] = 1.0
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return bd.skdp_fit(est, "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed, data_norm)[0]
+    linear = dp_scd.CLIP_LINEAR_SNR.pop(family, None)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bd.skdp_fit(est, "dp_scd", X_tr, y_tr, X_te, y_te, eps, seed, data_norm)[0]
+    finally:
+        if linear is not None:
+            dp_scd.CLIP_LINEAR_SNR[family] = linear
 
 
 def sweep(est, data_norm=1.0):

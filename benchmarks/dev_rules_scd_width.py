@@ -346,10 +346,12 @@ def run_rules(est, rules, data_norm, datasets, seeds, tag, grids=()):
     """``rules`` (label -> (natural step at the typical row?, the constants of :data:`_KEYS`))
     run directly at ``data_norm`` on ``seeds`` of ``datasets``, ``dp_scd``'s constants and
     ``NATURAL_STEP_AT_TYPICAL_NORM`` switched per rule and restored after ->
-    results/dev_rules_scd_width_check_<est><tag>.csv."""
+    results/dev_rules_scd_width_check_<est><tag>.csv. These rules predate the squared hinge's
+    linear bound (``dp_scd.CLIP_LINEAR_SNR``, session 36), so it is off during the runs."""
     family = FAMILY[est]
     kept = tuple(getattr(dp_scd, key)[family] for key in _KEYS)
     kept_typical = dp_scd.NATURAL_STEP_AT_TYPICAL_NORM[family]
+    kept_linear = dp_scd.CLIP_LINEAR_SNR.pop(family, None)
     out = HERE / "results" / f"dev_rules_scd_width_check_{est}{tag}.csv"
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
@@ -371,6 +373,8 @@ def run_rules(est, rules, data_norm, datasets, seeds, tag, grids=()):
     dp_scd.NATURAL_STEP_AT_TYPICAL_NORM[family] = kept_typical
     for key, v in zip(_KEYS, kept):
         getattr(dp_scd, key)[family] = v
+    if kept_linear is not None:
+        dp_scd.CLIP_LINEAR_SNR[family] = kept_linear
 
 
 #: session 34: the squared hinge's best of the family searched at the bound 1 and the real

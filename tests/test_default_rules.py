@@ -479,3 +479,49 @@ def test_gdws_average_is_the_mean_of_the_last_iterates_and_releases_nothing_new(
     np.testing.assert_allclose(res.coef.ravel(), expected, rtol=1e-10, atol=1e-12)
     if k:
         assert not np.allclose(res.coef.ravel(), iterates[-1])
+
+
+def _doc_number(x):
+    """A constant as the docs write it: 3/4 for 0.75, else the shortest decimal."""
+    return {0.75: "3/4", 0.5: "1/2"}.get(x, f"{x:g}")
+
+
+def test_scd_update_clip_rule_is_the_stated_one():
+    """dp_scd's multiple of the natural dual step: ``min(cap, (n^b / (k z))^a)``, and for the
+    squared hinge at most ``n^(3/4) / (52 z)`` (the smaller of its two fitted rules, crossing
+    at ``n^(3/4) / z = 7.3``); the constants the docs state, in the docs' rules table and the
+    DPSCD docstring."""
+    from pathlib import Path
+
+    from skdp.optimizers import dp_scd
+
+    def z(epsilon):
+        return dp_scd._gaussian_multiplier(epsilon, 1e-5)
+
+    for n, epsilon in [(500, 0.1), (1000, 0.1), (2000, 0.3), (5000, 1.0), (30000, 3.0)]:
+        r = n ** 0.75 / z(epsilon)
+        expected = min(1.0, (r / 100.0) ** 0.75, r / 52.0)
+        assert dp_scd.clip_factor("squared_hinge", n, epsilon, 1e-5) == pytest.approx(expected)
+        r1 = n / z(epsilon)
+        assert dp_scd.clip_factor("logistic", n, epsilon, 1e-5) == pytest.approx(
+            min(2.0, (r1 / 160.0) ** 0.6))
+    # the linear bound binds below the crossing and nowhere above it
+    low = 500 ** 0.75 / z(0.1)
+    assert low < 7.3 and dp_scd.clip_factor("squared_hinge", 500, 0.1, 1e-5) == pytest.approx(
+        low / 52.0)
+    high = 2000 ** 0.75 / z(0.3)
+    assert 7.3 < high < 100.0 and dp_scd.clip_factor(
+        "squared_hinge", 2000, 0.3, 1e-5) == pytest.approx((high / 100.0) ** 0.75)
+
+    table = (Path(__file__).resolve().parent.parent / "docs" / "optimizers"
+             / "index.rst").read_text()
+    docstring = " ".join(dp_scd.DPSCD.__doc__.split())
+    for family in dp_scd.CLIP_MAX:
+        stated = "(" + ", ".join(_doc_number(v) for v in (
+            dp_scd.CLIP_MAX[family], dp_scd.CLIP_SNR[family], dp_scd.CLIP_EXPONENT[family],
+            dp_scd.CLIP_N_EXPONENT[family])) + ")"
+        assert stated in " ".join(table.split()), (family, stated)
+        assert stated in docstring, (family, stated)
+    for family, k in dp_scd.CLIP_LINEAR_SNR.items():
+        stated = f"n^({_doc_number(dp_scd.CLIP_N_EXPONENT[family])}) / ({k:g} z)"
+        assert stated in " ".join(table.split()) and stated in docstring, (family, stated)

@@ -67,7 +67,7 @@ class DPMASG(_AcceleratedDPOptimizer):
         Poisson sampling rate.
     c : "auto" or float, default="auto"
         Step multiplier of every stage (``c <= 1`` for the theory). "auto": as dp_nag_opt's
-        (1 for the classification losses, 0.25 for the squared loss).
+        (1 for every loss).
     allocation : {"optimal", "uniform"}, default="optimal"
     reselect_T : "auto" or bool, default="auto"
         "auto": ``2 T_1`` steps, stage 1 of ``T_1`` (above); True: the bound's T* <= max_iter;
