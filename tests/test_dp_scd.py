@@ -16,8 +16,10 @@ from skdp.optimizers._scd_kernels import (
     PRIVATE_BOX, _logistic_newton, _logistic_newton_step, clip_scalar, clip_update, poisson_sorted,
 )
 from skdp.privacy import (
+    GaussianEvent,
     PoissonGaussianEvent,
     SelfComposedEvent,
+    calibrate_noise_multiplier,
     compute_epsilon,
     epsilon_from_rdp,
     rdp_poisson_subsampled_gaussian,
@@ -210,6 +212,32 @@ def test_noise_on_v_has_the_accounted_scale(kind, variant):
     assert rec.epsilon <= 1.0
     if variant == "secret_dual":
         assert rec.epsilon > 0.99  # calibrated tightly (the paper variant is under budget)
+
+
+def test_squared_hinge_small_budget_clip_is_the_linear_rule_and_the_noise_follows_it():
+    """Below the ratio 7.3 the squared hinge's update clip is session 13's ``n^0.75 / (52 z)``
+    times the natural dual step (the smaller of its two rules, session 36), and the noise on V
+    is calibrated to that clip: std ``sigma * update_clip * R``, measured on the released steps."""
+    X, y = breast_cancer()
+    pr = _problem("svc", X, y)
+    n, epsilon = pr.n_samples, 0.1
+    opt = DPSCD(epochs=3)
+    res = opt.solve(pr, Budget(epsilon, 1e-5), np.random.default_rng(3), record_trace=True)
+    z = calibrate_noise_multiplier(GaussianEvent, epsilon, 1e-5, "rdp")[0]
+    ratio = n ** 0.75 / z
+    assert ratio < 7.3  # the linear bound binds here
+    L = res.extras["batch_size"]
+    Lam = pr.lam * n
+    natural = Lam / (Lam + L * pr.row_norm_bound ** 2)
+    C = res.extras["update_clip"]
+    assert C == pytest.approx(ratio / 52.0 * natural)
+    assert C < min(1.0, (ratio / 100.0) ** 0.75) * natural  # not session 34's larger multiple
+    rec = res.mechanism_record
+    assert rec.sensitivity == pytest.approx(C * pr.row_norm_bound)
+    expected_std = rec.noise_multiplier * rec.sensitivity
+    noise = res.trace[:, 1, :] - res.trace[:, 0, :]
+    assert abs(noise.std() / expected_std - 1) < 5 / math.sqrt(2 * noise.size)
+    assert rec.epsilon <= epsilon
 
 
 # -- sensitivity: replay D' on D's released prefix -----------------------------------------------

@@ -641,7 +641,9 @@ def estimator_paths():
               "3.92)"),
         # session 13's rules at the optimizers' own defaults: dp_scd's squared-hinge update
         # clip (min(1, (n^0.75 sqrt(2 rho) / 100) ** 0.75) of the natural dual step since
-        # session 34; a public step input, the noise is update_clip * R), and dp_nag_opt's
+        # session 34, and at most n^0.75 sqrt(2 rho) / 52 since session 36, a bound that binds
+        # only below this path's ratio; a public step input, the noise is update_clip * R; the
+        # noise at the bound's clip: tests/test_dp_scd.py), and dp_nag_opt's
         # squared-loss horizon 1.5 sqrt(n sqrt(2 rho))
         E("DPLinearSVC dp_scd defaults (auto update clip, n^3/4 rule)", "losses",
           svc_defaults("dp_scd"), loss="squared_hinge"),
