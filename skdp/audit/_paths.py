@@ -647,6 +647,10 @@ def estimator_paths():
         # squared-loss horizon 1.5 sqrt(n sqrt(2 rho))
         E("DPLinearSVC dp_scd defaults (auto update clip, n^3/4 rule)", "losses",
           svc_defaults("dp_scd"), loss="squared_hinge"),
+        # ... and at 8 rows, where the ratio n^0.75 sqrt(2 rho) is below 7.3 and the clip is
+        # session 36's linear bound n^0.75 sqrt(2 rho) / 52 (the smallest budgets for the data)
+        E("DPLinearSVC dp_scd defaults at 8 rows (the update clip's linear bound)", "losses",
+          svc_defaults("dp_scd"), loss="squared_hinge", n_rows=8),
         # session 17: dp_nsgd_tree at its own defaults on the squared hinge (the full batch,
         # round(s) epochs, the half step 4 / (M R))
         E("DPLinearSVC dp_nsgd_tree defaults (half step)", "losses",
