@@ -12,8 +12,8 @@ held-out part that no rule has seen, summarised on their own.
 For each estimator and each of four regimes of n and epsilon (n below or from 3000; epsilon up
 to 0.3 or from 1), the mean over the regime's cells of each method's distance to the best of the
 six optimizers in the cell (how far behind it, mean over seeds; points of accuracy, or R^2 for
-ridge; 0 = the best in every cell), the number of cells, and how many cells have each method more than the issue's
-tolerance (1 point, 0.02 of R^2) below the Opacus anchor. Writes ``results/<out>.md`` and
+ridge; 0 = the best in every cell), the number of cells, and how many cells have each method
+more than the issue's tolerance (1 point, 0.02 of R^2) below the Opacus anchor. Writes ``results/<out>.md`` and
 ``results/<out>.rst`` (list-tables for the docs).
 
 Session 36's tables (``results/defaults_s36_summary.*``, the docs' "Which optimizer when"): every
@@ -37,8 +37,6 @@ import argparse
 import math
 import sys
 from pathlib import Path
-
-import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -135,8 +133,9 @@ def main(argv=None):
     p.add_argument("--exclude", nargs="*", default=["make_classification_hard"])
     p.add_argument("--out", default="defaults_summary")
     args = p.parse_args(argv)
-    parts = [("the looked-at parts", args.grids)] + [("the unseen held-out part", args.judge)] * bool(
-        args.judge)
+    parts = [("the looked-at parts", args.grids)]
+    if args.judge:
+        parts.append(("the unseen held-out part", args.judge))
     md, tables = ["# Which optimizer when: issue 15's grid in one table per estimator", "",
                   f"Made by `benchmarks/defaults_summary.py` from {', '.join(args.grids)}"
                   + (f"; judged on {', '.join(args.judge)}" if args.judge else "") + ".", ""], []

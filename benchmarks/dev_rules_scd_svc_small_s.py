@@ -31,7 +31,7 @@ rule alone (``defaults_report.py`` has the commands).
 
     python benchmarks/dev_rules_scd_svc_small_s.py sweep       # about 2 minutes
     python benchmarks/dev_rules_scd_svc_small_s.py check 1     # and auto; a minute each
-    python benchmarks/dev_rules_scd_svc_small_s.py report      # -> results/dev_rules_scd_svc_small_s.md
+    python benchmarks/dev_rules_scd_svc_small_s.py report      # -> results/...small_s.md
     python benchmarks/dev_rules_scd_svc_small_s.py heldout8_before   # a few minutes
 """
 
@@ -81,8 +81,9 @@ def sweep():
         getattr(dp_scd, key)[FAMILY] = v
 
 
-#: ``check``'s rules: session 34's alone, and the smaller of it and session 13's (adopted)
-CHECK_RULES = {"session 34 alone": math.inf, "the smaller of the two (adopted)": 52.0}  # k of the linear bound; inf: none
+#: ``check``'s rules, by the k of the linear bound ``r / k`` (inf: none): session 34's alone, and
+#: the smaller of it and session 13's (adopted)
+CHECK_RULES = {"session 34 alone": math.inf, "the smaller of the two (adopted)": 52.0}
 CHECK_SEEDS = range(3, 6)
 
 
