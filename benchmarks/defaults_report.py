@@ -400,17 +400,22 @@ def _by_pair(fails):
     return ", ".join(f"{e} {m} {k}" for (e, m), k in sorted(out.items()))
 
 
-def paired_gaps(rows):
+def paired_gaps(rows, reference="opacus"):
     """{(part, estimator, method, dataset, n, eps): (seeds, standard error)} of the per-seed gap
-    score - Opacus (a seed fixes the subsample both fit, so the difference is paired)."""
-    by = {}
+    score - reference: the Opacus anchor of the cell, or the subsample's ``"baseline"`` (a seed
+    fixes the subsample both come from, so the difference is paired)."""
+    by, baselines = {}, {}
     for r in rows:
-        if r["method"] not in ("baseline", "sklearn"):
+        if r["method"] == "baseline":
+            baselines.setdefault((r["part"], r["estimator"], r["dataset"], r["n"]), {})[
+                r["seed"]] = r["score"]
+        elif r["method"] != "sklearn":
             by.setdefault((r["part"], r["estimator"], r["dataset"], r["n"], r["eps"]), {}) \
               .setdefault(r["method"], {})[r["seed"]] = r["score"]
     out = {}
     for (part, est, ds, n, eps), methods in by.items():
-        anchor = methods.get("opacus", {})
+        anchor = (baselines.get((part, est, ds, n), {}) if reference == "baseline"
+                  else methods.get("opacus", {}))
         for m, scores in methods.items():
             d = [scores[s] - anchor[s] for s in scores if s in anchor]
             if m != "opacus" and len(d) > 1:
@@ -427,6 +432,7 @@ def beyond_noise(cells, part, se, tol):
 
 def criteria_markdown(after, before, changed):
     se = paired_gaps(after)
+    se_a = paired_gaps(after, "baseline")
     tol_b = {e: (0.01 if bd.ESTIMATORS[e][1] == "classification" else 0.02) for e in bd.ESTIMATORS}
     tol_c = {e: 0.0 for e in bd.ESTIMATORS}
     ca = criteria(after)
@@ -458,10 +464,14 @@ def criteria_markdown(after, before, changed):
                      f"{len(cb_c.get(part, {}).get('d_close', []))} | {len(ca_c.get(part, {}).get('d_close', []))} | "
                      f"{len(ca[part]['d_close'])} / {ca[part]['d_total']} | |")
         lines.append("")
+        sig_a = beyond_noise(ca[part]["a"], part, se_a, tol_c)
         sig_b = beyond_noise(ca[part]["b"], part, se, tol_b)
         auto_c = [(e, "auto", ds, n, eps, g) for e, m, ds, n, eps, g in ca[part]["c"]]
         sig_c = beyond_noise(auto_c, part, se, tol_c)
-        lines += [f"Beyond the seeds' noise (after, whole grid): of the {len(ca[part]['b'])} cells of "
+        lines += [f"Beyond the seeds' noise (after, whole grid): of the {len(ca[part]['a'])} cells of "
+                  f"(a), {len(sig_a)} are below the baseline by more than two standard errors of "
+                  f"the paired per-seed gap ({_by_pair(sig_a) or 'none'}); "
+                  f"of the {len(ca[part]['b'])} cells of "
                   f"(b), {len(sig_b)} miss the tolerance by more than two standard errors of the "
                   f"paired per-seed gap ({_by_pair(sig_b) or 'none'}); of the {len(ca[part]['c'])} "
                   f"of (c), {len(sig_c)} are below the anchor by more than two "
