@@ -54,18 +54,19 @@ def default_delta(n_samples):
     return min(1e-5, 0.1 / n_samples)
 
 
-def check_delta(delta, n_samples):
+def check_delta(delta, n_samples, warn=True):
     """delta must be None (the default :func:`default_delta`) or a real in (0, 1).
 
     A delta above ``1 / n_samples`` is accepted with a ``UserWarning``: a mechanism that
     publishes one whole record at random with probability ``n delta >= 1`` satisfies such a
-    guarantee, so it protects nobody.
+    guarantee, so it protects nobody. ``warn=False`` validates only: a fit checks its
+    parameters early and warns once, where its budget is set (``PrivateFit``).
     """
     if delta is None:
         return default_delta(n_samples)
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
         raise ValueError(f"delta must be None or a real number in (0, 1); got {delta!r}")
-    if delta > 1.0 / n_samples:
+    if warn and delta > 1.0 / n_samples:
         warnings.warn(
             f"delta={delta!r} is above 1/n_samples={1.0 / n_samples:.3g}: a mechanism that "
             "publishes a random record outright meets such a guarantee. Use delta much smaller "

@@ -314,14 +314,19 @@ def test_convergence_warning_when_max_iter_stops_short(cls, name):
 
 
 # -- smaller -------------------------------------------------------------------------------------
-def test_delta_above_one_over_n_warns():
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPLinearSVC, DPRidge])
+def test_delta_above_one_over_n_warns_once_a_fit(cls):
     X, y = breast_cancer()
-    with pytest.warns(UserWarning, match=r"delta=0.5 is above 1/n_samples"):
-        DPLogisticRegression(delta=0.5, random_state=0).fit(X, y)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cls(delta=0.5, random_state=0).fit(X, y)
+    said = [w for w in caught if "delta=0.5 is above 1/n_samples" in str(w.message)]
+    assert len(said) == 1, [str(w.message)[:60] for w in said]
+    assert said[0].category is UserWarning
     with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        DPLogisticRegression(delta=0.5 / X.shape[0], random_state=0).fit(X, y)
-        DPLogisticRegression(random_state=0).fit(X, y)  # the default is <= 0.1 / n
+        warnings.filterwarnings("error", message="delta=")
+        cls(delta=0.5 / X.shape[0], random_state=0).fit(X, y)
+        cls(random_state=0).fit(X, y)  # the default is <= 0.1 / n
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])

@@ -231,7 +231,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     # -- parameter checks ---------------------------------------------------------------------
     def _check_common_params(self, n_samples):
         epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta, n_samples)
+        delta = check_delta(self.delta, n_samples, warn=False)  # PrivateFit warns, once a fit
         data_norm = self.data_norm
         if not (isinstance(data_norm, str) and data_norm == "auto"):
             data_norm = check_positive(data_norm, "data_norm")
