@@ -341,23 +341,28 @@ def test_gdws_default_steps_path_reports_the_zcdp_budget_left():
     assert est.epsilon_ == pytest.approx(POWER_EPSILON, rel=1e-6)
 
 
-@pytest.mark.parametrize("n_targets", [1, 2])
-@pytest.mark.parametrize("dask, optimizer", [(False, "dp_scd"), (True, "dp_gdws")],
-                         ids=["memory", "dask"])
+@pytest.mark.parametrize("dask, optimizer, n_targets", [
+    (False, "dp_scd", 1), (True, "dp_gdws", 1), (False, "dp_scd", 2), (True, "dp_gdws", 2),
+    (False, "dp_masg", 1), (True, "dp_masg", 1), (False, "dp_masg", 2),
+])
 def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer, n_targets):
     """The paths "DPRidge defaults" (one target and two) fit with every default but the
     intercept: both bounds released (per column), optimizer="auto" picks dp_scd in memory and
-    dp_gdws on Dask (dp_scd does not run there), and dp_gdws at its own step count reports the
-    zCDP budget left."""
+    dp_gdws on Dask (dp_scd does not run there) below s = 300 (300 rows), dp_masg in memory and
+    on Dask from it (600 rows); dp_gdws at its own step count and dp_masg report zCDP events.
+    Every such path of the list is one of these."""
     import warnings
 
     from skdp.privacy import ZCDPEvent
 
     if dask:
         pytest.importorskip("dask.array")
-    path, = [p for p in estimator_paths()
-             if "defaults" in p.label and "data_norm and y_bounds 'auto'" in p.label
-             and p.dask == dask and p.n_targets == n_targets]
+    defaults = [p for p in estimator_paths()
+                if "defaults" in p.label and "data_norm and y_bounds 'auto'" in p.label]
+    assert len(defaults) == 7
+    path, = [p for p in defaults
+             if f"({optimizer}" in p.label and p.dask == dask and p.n_targets == n_targets]
+    assert f"({path.n_rows} rows)" in path.label
     assert ("two targets" in path.label) == (n_targets == 2)
     c, X = path.data(0)
     y = c.y
@@ -373,7 +378,9 @@ def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer, n_targe
     assert np.shape(est.predict(np.asarray(c.x)[None, :])) == ((1,) if n_targets == 1
                                                                else (1, n_targets))
     assert est.optimizer_.name == optimizer
-    assert isinstance(est.dp_event_.events[-1], ZCDPEvent) == dask
+    # dp_scd's event is its Poisson-subsampled Gaussian steps; dp_gdws at its own step count and
+    # dp_masg's stages by zCDP
+    assert isinstance(est.dp_event_.events[-1], ZCDPEvent) == (optimizer != "dp_scd")
 
 
 # -- fits in worker processes ----------------------------------------------------------------------

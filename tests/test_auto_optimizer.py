@@ -8,7 +8,8 @@ from sklearn.datasets import load_breast_cancer, make_regression
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 from skdp.optimizers._defaults import (
-    DUAL_MAX_SNR, DUAL_MIN_REGULARISATION, budget_rho, prefers_dual,
+    DUAL_MAX_SNR, DUAL_MIN_REGULARISATION, RIDGE_ACCELERATED_MIN_SNR, budget_rho,
+    prefers_accelerated_ridge, prefers_dual,
 )
 from skdp.privacy.record import zcdp_rho_for_budget
 
@@ -159,6 +160,57 @@ def test_auto_of_ridge_and_svc_and_their_fallbacks():
     assert svc.optimizer_.name == "dp_nag_opt"
 
 
+def test_prefers_accelerated_ridge_is_the_stated_rule():
+    rho = zcdp_rho_for_budget(1.0, 1e-5)
+    # s = n sqrt(2 rho) / sqrt(p), computed here independently of skdp's snr()
+    for n, p in [(500, 12), (2000, 12), (5000, 101), (30000, 101), (3673, 12), (1000, 9)]:
+        s = n * math.sqrt(2 * rho) / math.sqrt(p)
+        assert prefers_accelerated_ridge(n, p, rho) == (s >= 300.0)
+    assert prefers_accelerated_ridge(30000, 12, rho) and not prefers_accelerated_ridge(500, 12, rho)
+    assert not prefers_accelerated_ridge(10**9, 12, math.inf)  # epsilon = inf: not private
+    assert RIDGE_ACCELERATED_MIN_SNR == 300.0
+    # ... the threshold the docs state, in the rules table and "Which optimizer when"
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    table = " ".join((docs / "optimizers" / "index.rst").read_text().split())
+    guide = " ".join((docs / "user_guide" / "choosing_an_optimizer.rst").read_text().split())
+    t = f"{RIDGE_ACCELERATED_MIN_SNR:g}"
+    assert f":class:`~skdp.DPRidge`: |dp_scd| when ``s < {t}``, |dp_masg| from ``s = {t}``" in table
+    assert f'``"dp_masg"`` - ``s >= {t}``' in guide
+
+
+def _rows_at_snr(s, p, epsilon, delta=1e-5):
+    """The n at which a design of p columns (features + intercept) has the ratio s."""
+    return int(math.ceil(s * math.sqrt(p) / math.sqrt(2 * zcdp_rho_for_budget(epsilon, delta))))
+
+
+@pytest.mark.parametrize("bounds", [{}, {"data_norm": 1.0, "y_bounds": (-1, 1)}],
+                         ids=["private bounds", "public bounds"])
+def test_auto_of_ridge_switches_to_dp_masg_at_its_threshold(bounds):
+    """DPRidge's "auto": dp_scd below s = 300, dp_masg from it, with public or private bounds
+    (the rule reads n, the columns and the budget only), and the fit is dp_masg's fit."""
+    d, eps = 4, 1.0
+    n = _rows_at_snr(300.0, d + 1, eps)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, d))
+    X /= np.linalg.norm(X, axis=1, keepdims=True)
+    y = X @ np.array([0.5, -0.3, 0.2, 0.0]) + 0.1 * rng.normal(size=n)
+    kw = dict(epsilon=eps, delta=1e-5, random_state=0, **bounds)
+    assert DPRidge(**kw).fit(X, y).optimizer_.name == "dp_masg"
+    assert DPRidge(**kw).fit(X[:-1], y[:-1]).optimizer_.name == "dp_scd"  # just below
+    # the columns count: one more and the same n is below the threshold
+    X5 = np.column_stack([X, np.zeros(n)])
+    assert DPRidge(**kw).fit(X5, y).optimizer_.name == "dp_scd"
+    auto = DPRidge(**kw).fit(X, y)
+    named = DPRidge(optimizer="dp_masg", **kw).fit(X, y)
+    np.testing.assert_array_equal(auto.coef_, named.coef_)
+    assert auto.intercept_ == named.intercept_
+    assert auto.epsilon_ == named.epsilon_ and auto.dp_event_ == named.dp_event_
+    # epsilon = inf is not a private fit: the rule keeps dp_scd (the shared exact solver)
+    assert DPRidge(epsilon=np.inf).fit(X, y).optimizer_.name == "dp_scd"
+
+
 def test_auto_on_dask_runs_a_distributed_optimizer():
     da = pytest.importorskip("dask.array")
     X, y = _unit_rows(400, 10)
@@ -172,6 +224,9 @@ def test_auto_on_dask_runs_a_distributed_optimizer():
         == "dp_scd"
     ridge = DPRidge(data_norm=1.0, y_bounds=(-1, 1), random_state=0).fit(Xd, Xd[:, 0])
     assert ridge.optimizer_.name == "dp_gdws"
+    # from s = 300 DPRidge's rule picks dp_masg, which runs on Dask: no fallback there
+    big = DPRidge(epsilon=20.0, data_norm=1.0, y_bounds=(-1, 1), random_state=0)
+    assert big.fit(Xd, Xd[:, 0]).optimizer_.name == "dp_masg"
 
 
 @pytest.mark.parametrize("n, passthrough", [(4000, False), (300, True)])

@@ -7,6 +7,7 @@ from sklearn.base import RegressorMixin, _fit_context
 
 from .._validation import AUTO, POSITIVE, check_positive
 from ..losses import get_loss
+from ..optimizers._defaults import budget_rho, prefers_accelerated_ridge
 from ._base import DPLinearModel
 from ._bounds import PrivateFit, check_y_bounds, resolve_target_bounds
 from ._docs import fill
@@ -67,10 +68,24 @@ class DPRidge(RegressorMixin, DPLinearModel):
         for a 2-D y.
     %(privacy_attributes)s
     """,
-        auto_rule="dp_scd",
+        auto_rule=(
+            "dp_scd, or dp_masg where the budget is large for the data (a signal-to-noise ratio "
+            "``n sqrt(2 rho) / sqrt(p)`` of at least 300; see :doc:`/user_guide/"
+            "choosing_an_optimizer`)"
+        ),
     )
 
     _auto_default = "dp_scd"
+
+    def _auto_choice(self, n_samples, n_columns, fit, public_norm, lam):
+        """dp_scd, or dp_masg from a signal-to-noise ratio of 300 (session 37:
+        :func:`~skdp.optimizers._defaults.prefers_accelerated_ridge`). Public quantities only:
+        n, the columns with the intercept and the budget; the same rule with public and private
+        bounds."""
+        if fit.private and prefers_accelerated_ridge(
+                n_samples, n_columns, budget_rho(fit.epsilon, fit.delta)):
+            return "dp_masg"
+        return self._auto_default
 
     # y_bounds also accepts "auto" (a private estimate of the bounds, charged to the fit).
     _parameter_constraints: dict = {

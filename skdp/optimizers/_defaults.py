@@ -11,8 +11,8 @@ import math
 from ..privacy.record import zcdp_rho_for_budget
 
 __all__ = [
-    "budget_rho", "prefers_dual", "gdws_smoothing", "gdws_steps", "noisy_gd_step",
-    "noisy_gd_time", "snr", "steps_for_time", "tree_alpha", "tree_epochs",
+    "budget_rho", "prefers_dual", "prefers_accelerated_ridge", "gdws_smoothing", "gdws_steps",
+    "noisy_gd_step", "noisy_gd_time", "snr", "steps_for_time", "tree_alpha", "tree_epochs",
     "budget_opening", "step_share",
     "tree_regression_travel", "squared_loss_clip", "logistic_loss_clip",
 ]
@@ -154,6 +154,22 @@ SVC_DUAL_MAX_SNR = 8.0
 #: 1, 2, 4, 10 (dp_scd flat up to 4), Adult (dp_scd behind dp_gdws by 0.4 points from 2).
 #: Classifiers only: DPRidge's dp_scd does not lose its steps (``DPSCD.check_regularisation``).
 DUAL_MIN_REGULARISATION = 1.0 / 16.0
+#: ``optimizer="auto"`` of DPRidge: dp_masg from this signal-to-noise ratio s (:func:`snr` with
+#: the columns p), dp_scd below it (session 37, ``benchmarks/dev_rules_ridge_masg.py``,
+#: ``results/dev_rules_ridge_masg.md``). On every looked-at regression set (14 sets of the
+#: development and first eight held-out parts) dp_masg gains over dp_scd on average over the
+#: cells from any s tried (20 up) at the grid's public bounds, but at every default
+#: (``data_norm`` and ``y_bounds`` "auto", 5 seeds) only from s = 60, and it loses up to 0.23 of
+#: R^2 in a cell below s = 30 (``make_regression_sparse``) and 0.06 at s = 123
+#: (``wine_alcohol``). The threshold is the smallest of 20, 30, 40, 60, 80, 100, 150, 200, 300
+#: with no cell more than the issue's tolerance (0.02) behind at either setting: there the
+#: switch gains +0.0040 on average over its 59 cells of the grid and +0.0063 at every default
+#: (no cell behind at either; 9 ahead by more than 0.02 at every default). At 150, first chosen
+#: on the grid alone and judged on the ninth held-out part (+0.0037, its 6 cells all ahead), the
+#: raw-data route (``PrivateRobustScaler`` then DPRidge, whose row bound is the scaler's looser
+#: public one) lost in all 5 cells between s = 150 and 230, by up to 0.016; from s = 600 it
+#: gains in every cell, by up to 0.022.
+RIDGE_ACCELERATED_MIN_SNR = 300.0
 #: DPRidge's ``derivative_clip="auto"``: the residual clip tau of the squared loss (the
 #: per-example gradient bound is tau R), in units of the targets' half-range ``y_bound``, per
 #: optimizer. Fitted in session 8 on the development part of ``bench_defaults.py``
@@ -247,6 +263,15 @@ def prefers_dual(n, n_columns, rho, lam_n, max_snr=DUAL_MAX_SNR):
     if not math.isfinite(rho):
         return False
     return snr(n, n_columns, rho) < max_snr and lam_n >= DUAL_MIN_REGULARISATION
+
+
+def prefers_accelerated_ridge(n, n_columns, rho):
+    """Whether ``optimizer="auto"`` of DPRidge runs dp_masg rather than dp_scd: a private fit
+    whose signal-to-noise ratio :func:`snr` (n, the columns p with the intercept, the zCDP budget
+    rho; public quantities only) is at least ``RIDGE_ACCELERATED_MIN_SNR``, where the noise no
+    longer dominates and dp_masg's accelerated full-batch steps get closer to the optimum than
+    dp_scd's ten epochs of clipped dual updates."""
+    return math.isfinite(rho) and snr(n, n_columns, rho) >= RIDGE_ACCELERATED_MIN_SNR
 
 
 def noisy_gd_time(loss_name, n, dim, rho, gradient_bound, row_norm_bound):
