@@ -258,6 +258,25 @@ session 36 with the output unread; about 45 minutes), and its SVC cells at the o
         $R/defaults_s36_heldout8_ridge.csv --before $R/defaults_s36_heldout8_svc_before.csv \
         --changed svc:dp_scd svc:auto --out defaults_s36_heldout8_10seeds
 
+Session 37 (``defaults_s37_*``): DPRidge's ``optimizer="auto"`` runs dp_masg from s = 150
+(``--before-auto ridge:dp_scd``: the before grid is the after grid with ridge's default column
+taken from dp_scd, its previous rule everywhere). The ninth held-out part, fixed in session 36
+and never run before, every optimizer of every estimator (its anchors in the cache, computed with
+the output unread; the grid about 20 minutes), its criteria, then the first four parts (only the
+ridge figure is kept: the classifiers' are session 36's) and every part::
+
+    python benchmarks/bench_defaults.py --heldout heldout9 --seeds 10 \
+        --out defaults_s37_heldout9_10seeds
+    python benchmarks/defaults_report.py --after $R/defaults_s37_heldout9_10seeds.csv \
+        --changed --before-auto ridge:dp_scd --out defaults_s37_heldout9_10seeds
+    python benchmarks/defaults_report.py --after $R/defaults_s35_10seeds.csv \
+        $R/defaults_s36_svc_scd_s17b.csv --changed --before-auto ridge:dp_scd \
+        --exclude make_classification_hard --out defaults_s37_10seeds
+    python benchmarks/defaults_report.py --after (the pieces of defaults_summary.py's session
+        36 command) $R/defaults_s36_heldout8_10seeds.csv $R/defaults_s37_heldout9_10seeds.csv \
+        --changed --before-auto ridge:dp_scd --exclude make_classification_hard \
+        --out defaults_s37_all   # only its _criteria.md is kept
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier
@@ -590,6 +609,10 @@ def main(argv=None):
                         "non-private scikit-learn at the baseline)")
     p.add_argument("--no-auto", dest="auto", action="store_false",
                    help="grids of the named defaults (before optimizer=\"auto\")")
+    p.add_argument("--before-auto", nargs="*", default=[], metavar="ESTIMATOR:OPTIMIZER",
+                   help="the before grid's default of an estimator whose optimizer=\"auto\" rule "
+                        "changed (its previous rule, one optimizer everywhere): the before grid "
+                        "is the after grid with that estimator's auto column taken from OPTIMIZER")
     args = p.parse_args(argv)
     changed = {tuple(c.split(":")) for c in args.changed}
     after, before = merge(args.after, args.before, changed)
@@ -598,8 +621,15 @@ def main(argv=None):
     if args.seeds is not None:  # the first seeds only (to compare with a grid that has fewer)
         after = [r for r in after if r["seed"] < args.seeds]
         before = [r for r in before if r["seed"] < args.seeds]
+    if args.before_auto:  # a changed auto rule: the before grid is the after grid's optimizers
+        before = [r for r in after if r["method"] != "auto"]
     if args.auto:  # the default is optimizer="auto": derive its column (bd.with_auto)
         after, before = bd.with_auto(after), bd.with_auto(before)
+        for est, name in (c.split(":") for c in args.before_auto):
+            before = [r for r in before if not (r["estimator"] == est and r["method"] == "auto")]
+            before += [dict(r, method="auto") for r in before
+                       if r["estimator"] == est and r["method"] == name]
+        changed |= {(c.split(":")[0], "auto") for c in args.before_auto}
     for path in bd.write(after, list(bd.OPTIMIZERS) + ["auto"] * args.auto, args.out):
         print("wrote", path)
     if args.before:

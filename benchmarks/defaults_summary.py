@@ -28,6 +28,13 @@ part at today's rules, the eighth held-out part as the judge; from the repositor
         $R/defaults_s36_svc_scd_heldout7.csv --judge $R/defaults_s36_heldout8_10seeds.csv \
         --out defaults_s36_summary
 
+Session 37's (``results/defaults_s37_summary.*``): the same pieces and the eighth part's as
+looked-at grids, the ninth held-out part as the judge::
+
+    python benchmarks/defaults_summary.py --grids (the ten pieces above) \
+        $R/defaults_s36_heldout8_10seeds.csv --judge $R/defaults_s37_heldout9_10seeds.csv \
+        --out defaults_s37_summary
+
 The same pieces plus the eighth part's, given to ``defaults_report.py --after ... --changed
 --exclude make_classification_hard --out defaults_s36_all``, give every part's criteria at
 today's rules (``results/defaults_s36_all_criteria.md``; its 13 MB csv and figures are not kept).
