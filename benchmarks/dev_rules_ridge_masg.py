@@ -39,13 +39,13 @@ from collections import defaultdict
 from pathlib import Path
 
 import numpy as np
-from sklearn.metrics import r2_score
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import bench_defaults as bd  # noqa: E402
 import defaults_report as dr  # noqa: E402
+from dev_rules_ridge_switch import defaults_r2  # noqa: E402
 
 from skdp import DPRidge  # noqa: E402
 from skdp.optimizers._defaults import RIDGE_ACCELERATED_MIN_SNR, budget_rho, snr  # noqa: E402
@@ -105,11 +105,7 @@ def sweep(names=None, out=OUT, min_snr=MIN_SNR):
                     for seed in SEEDS:
                         _, X, y, X_te, y_te = bd.subsample(name, n, seed)
                         for optimizer in OPTIMIZERS:
-                            with warnings.catch_warnings():
-                                warnings.simplefilter("ignore")
-                                model = DPRidge(epsilon=eps, delta=bd.DELTA, optimizer=optimizer,
-                                                random_state=seed).fit(X, y)
-                            score = float(r2_score(y_te, model.predict(X_te)))
+                            score = defaults_r2(optimizer, X, y, X_te, y_te, eps, seed)
                             w.writerow([name, n, eps, f"{s:.2f}", seed, optimizer, f"{score:.5f}"])
                     fh.flush()
                     print(name, n, eps, flush=True)

@@ -43,6 +43,16 @@ NAG = HERE / "results" / "dev_rules_step_private_bound_ridge.csv"
 GRID = HERE / "results" / "defaults_s13c_10seeds.csv"
 
 
+def defaults_r2(optimizer, X, y, X_te, y_te, eps, seed):
+    """Test R^2 of DPRidge with every parameter at its default but the optimizer (private row
+    and target bounds), warnings silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = DPRidge(epsilon=eps, delta=bd.DELTA, optimizer=optimizer,
+                        random_state=seed).fit(X, y)
+    return float(r2_score(y_te, model.predict(X_te)))
+
+
 def sweep(optimizer="dp_scd"):
     out = OUT if optimizer == "dp_scd" else OUT.with_name(f"dev_rules_ridge_switch_{optimizer}.csv")
     with open(out, "w", newline="") as fh:
@@ -53,11 +63,7 @@ def sweep(optimizer="dp_scd"):
                 for seed in range(SEEDS):
                     _, X, y, X_te, y_te = bd.subsample(name, n, seed)
                     for eps in EPS:
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            model = DPRidge(epsilon=eps, delta=bd.DELTA, optimizer=optimizer,
-                                            random_state=seed).fit(X, y)
-                        score = float(r2_score(y_te, model.predict(X_te)))
+                        score = defaults_r2(optimizer, X, y, X_te, y_te, eps, seed)
                         w.writerow([name, n, X.shape[1] + 1, eps, seed, f"{score:.5f}"])
                 fh.flush()
                 print(name, n, flush=True)
