@@ -79,7 +79,9 @@ OPTIONS = {
         "random_state": ("test", "test_shared_streams.py::"
                          "test_a_standalone_step_and_an_estimator_of_one_seed_share_it"),
         "bounds": ("public", "public bounds: nothing is released from the data"),
-        "grid": ("public", "the quantiles' public candidates"),
+        # None: centres then quartiles around them; a user's grid: the quartiles on it directly
+        "grid": ("test", "test_private_pipeline.py::"
+                 "test_audit_pipeline_with_released_bounds_on_a_users_grid"),
         "quantile_range": ("public", "which quantiles: public constants"),
         "fence": ("public", "the clip around the released quartiles: a public constant"),
         "ledger": NO_RELEASE,

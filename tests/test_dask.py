@@ -626,9 +626,18 @@ def test_private_robust_scaler_on_dask_equals_memory(client, monkeypatch):
                 _lazy(X))
             out = b.transform(_lazy(X))
         assert np.array_equal(b.bounds_, a.bounds_) and np.array_equal(b.quantiles_, a.quantiles_)
+        assert (b.centres_ is None) == (a.centres_ is None) == (eps == math.inf)
+        assert eps == math.inf or np.array_equal(b.centres_, a.centres_)
         assert b.dp_event_ == a.dp_event_ and b.epsilon_ == a.epsilon_
         assert isinstance(out, da.Array) and out.chunks[0] == CHUNKS
         assert np.array_equal(out.compute(), a.transform(X))
+    # a user's grid: the quantiles released on it directly (no centres), in the same pass
+    grid = np.linspace(-10.0, 10.0, 401)
+    a = PrivateRobustScaler(epsilon=0.5, random_state=4, if_unreliable="scale", grid=grid).fit(X)
+    b = PrivateRobustScaler(epsilon=0.5, random_state=4, if_unreliable="scale", grid=grid).fit(
+        _lazy(X))
+    assert a.centres_ is None and np.array_equal(b.quantiles_, a.quantiles_)
+    assert b.dp_event_ == a.dp_event_
     frame = pd.DataFrame(X, columns=list("abcd"))
     c = PrivateRobustScaler(epsilon=0.5, random_state=4, if_unreliable="scale").fit(
         dd.from_pandas(frame, npartitions=3))

@@ -29,6 +29,7 @@ from skdp.preprocessing import PrivateRobustScaler
 from skdp.privacy import (
     ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent, compute_epsilon,
 )
+from skdp.privacy.quantiles import signed_grid
 from skdp.privacy.split import zcdp_budget
 
 DELTA = 1e-5
@@ -65,14 +66,60 @@ def test_scaler_maps_into_unit_box_with_private_quartiles():
     T = s.transform(num)
     assert T.min() >= -1.0 and T.max() <= 1.0
     assert s._skdp_output_norm_bound() == math.sqrt(3)
-    assert s.dp_event_ == SelfComposedEvent(ExponentialMechanismEvent(s.dp_event_.event.epsilon), 6)
+    # three centres (medians, finer grid) then six quartiles around them, each an EM
+    centres, quartiles = s.dp_event_.events
+    eps_c, eps_q = centres.event.epsilon, quartiles.event.epsilon
+    assert centres == SelfComposedEvent(ExponentialMechanismEvent(eps_c), 3)
+    assert quartiles == SelfComposedEvent(ExponentialMechanismEvent(eps_q), 6)
+    # the budget in full on the zCDP scale (epsilon^2 / 8 per release), computed here
+    assert math.isclose(3 * eps_c**2 / 8 + 6 * eps_q**2 / 8, zcdp_budget(1.0, DELTA), rel_tol=1e-12)
+    # the centre is as reliable as a quartile: eps_c / 2 on a grid of 6147 candidates has the
+    # evidence of eps_q / 4 on one of 387 (n eps min(q, 1 - q) / (2 ln(K / 0.05)))
+    assert math.isclose(eps_c * 0.5 / math.log(6147 / 0.05), eps_q * 0.25 / math.log(387 / 0.05))
     assert s.epsilon_ <= 1.0 and s.epsilon_ == compute_epsilon(s.dp_event_, DELTA)
+    assert np.all(np.abs(s.centres_[:2] / np.median(num[:, :2], axis=0) - 1.0) < 0.05)
     # the released quartiles are close to the true ones (n = 2000 is plenty at epsilon 1)
     true = np.quantile(num[:, :2], [0.25, 0.75], axis=0).T
     assert np.all(np.abs(np.log(s.quantiles_[:2] / true)) < 0.3)
     # the spike at 0 of "gain" becomes an indicator of a positive gain
     assert s.quantiles_[2, 0] == s.quantiles_[2, 1] == 0.0
     assert np.all(T[num[:, 2] > 1.0, 2] == 1.0) and np.all(T[num[:, 2] == 0.0, 2] < 0)
+
+
+def _narrow_columns(n=4000, seed=0):
+    """Columns far from 0 relative to their spread: every quartile pair in one cell of the
+    default 2^(1/4) grid (a density, a pH, a year, a price near 10^6)."""
+    rng = np.random.default_rng(seed)
+    return np.column_stack([
+        0.994 + 0.003 * rng.standard_normal(n),
+        3.19 + 0.15 * rng.standard_normal(n),
+        rng.integers(2000, 2021, n).astype(float),
+        -1e6 + 1e3 * rng.standard_normal(n),
+    ])
+
+
+def test_scaler_resolves_features_far_from_zero():
+    X = _narrow_columns()
+    true = np.diff(np.quantile(X, [0.25, 0.75], axis=0), axis=0).ravel()
+    for seed in range(3):
+        s = PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=seed).fit(X)
+        width = s.quantiles_[:, 1] - s.quantiles_[:, 0]
+        assert np.all((width > true / 1.5) & (width < true * 1.5)), (width, true)
+        # each feature keeps its spread (a quartile range is half of [-1, 1] / (1 + 2 fence))
+        assert np.all(s.transform(X).std(axis=0) > 0.2)
+    # the quantiles released on the 2^(1/4) grid directly (a user's grid): every pair collapses
+    direct = PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=0,
+                                 grid=signed_grid()).fit(X)
+    assert direct.centres_ is None and np.all(direct.transform(X).std(axis=0) < 0.15)
+
+
+def test_scaler_with_a_users_grid_releases_on_it():
+    X = _narrow_columns(2000)[:, 2:3]
+    grid = np.arange(1990.0, 2031.0)
+    s = PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=0, grid=grid).fit(X)
+    assert s.centres_ is None and np.all(np.isin(s.quantiles_, grid))
+    eps = math.sqrt(8 * zcdp_budget(1.0, DELTA) / 2)  # two quartiles share the whole budget
+    assert s.dp_event_ == SelfComposedEvent(ExponentialMechanismEvent(eps), 2)
 
 
 def test_scaler_public_bounds_and_epsilon_inf():
@@ -151,10 +198,11 @@ def test_pipeline_one_guarantee():
     assert pipe.dp_event_.events[0] == scaler.dp_event_
     assert pipe.epsilon_ == compute_epsilon(pipe.dp_event_, DELTA) and pipe.epsilon_ <= 1.0
     assert pipe.epsilon_ > 0.99
-    # the scaler got the default share of rho, split over its 6 quartiles
+    # the scaler got the default share of rho, split over its 3 centres and 6 quartiles
     rho = zcdp_budget(1.0, DELTA)
-    em = scaler.dp_event_.event.epsilon
-    assert 6 * em**2 / 8 == pytest.approx(DEFAULT_PREPROCESSING_SHARE * rho, rel=1e-9)
+    centres, quartiles = (e.event.epsilon for e in scaler.dp_event_.events)
+    assert 3 * centres**2 / 8 + 6 * quartiles**2 / 8 == pytest.approx(
+        DEFAULT_PREPROCESSING_SHARE * rho, rel=1e-9)
     # public row bound from the steps: 3 coordinates in [-1, 1] and one one-hot block
     assert est.data_norm_ == pytest.approx(2.0)
     assert est.privacy_record_.details["private_bounds"] == {}
@@ -407,11 +455,11 @@ def _audit_data(n=200, seed=0):
     return X, y
 
 
-def _scaled_pipeline(epsilon, if_unreliable, secure_mode=False):
+def _scaled_pipeline(epsilon, if_unreliable, secure_mode=False, grid=None):
     def factory(seed):
         return make_private_pipeline(
             PrivateRobustScaler(random_state=seed, if_unreliable=if_unreliable,
-                                secure_mode=secure_mode),
+                                secure_mode=secure_mode, grid=grid),
             DPLogisticRegression(fit_intercept=False, random_state=seed),
             epsilon=epsilon, delta=DELTA,
         )
@@ -423,40 +471,59 @@ def _exact_quantile(x, q, epsilon, rng, candidates=None, log_prior=None, cells=F
     return float(np.quantile(np.asarray(x, dtype=float), q)), ExponentialMechanismEvent(epsilon)
 
 
-def _audit_released_path(n_fits, secure_mode=False):
+def _audit_released_path(n_fits, secure_mode=False, grid=None):
     """The scaler's releases (``if_unreliable="scale"``) then the model, on D and on D' (the
     canary's raw row zeroed). A raw zero row is not the pipeline's null record (the scaler
     counts it, and maps it off 0), so the provable claim is the replace-one one: group
-    privacy of size 2, (2 eps, (1 + e^eps) delta)."""
+    privacy of size 2, (2 eps, (1 + e^eps) delta). With the default grid the statistics are the
+    released upper quartile and the model; a user's ``grid`` (no centres) the same."""
     from skdp.audit import audit_estimator
 
     eps = 0.5
     X, y = _audit_data()
-    factory = _scaled_pipeline(eps, "scale", secure_mode)
+    factory = _scaled_pipeline(eps, "scale", secure_mode, grid)
     claim = dict(claimed_epsilon=2 * eps, claimed_delta=(1 + math.exp(eps)) * DELTA)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 2 quartiles of 200 rows are unreliable: forced here
         probe = factory(0).fit(X, y)
         assert probe.epsilon_ <= eps and not probe[0].passthrough_
-        release = audit_estimator(factory, X, y, 0, n_fits=n_fits, random_state=3,
-                                  statistic=lambda m: m[0].quantiles_[0, 1], **claim)
+        assert (probe[0].centres_ is None) == (grid is not None)
         model = audit_estimator(factory, X, y, 0, n_fits=n_fits, random_state=4, **claim)
-    return release, model, factory, X, y, claim
+    return _audit_upper_quartile(factory, X, y, claim, n_fits), model, factory, X, y, claim
+
+
+def _audit_upper_quartile(factory, X, y, claim, n_fits):
+    """The released upper quartile of the canary's feature, on D and on D'."""
+    from skdp.audit import audit_estimator
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return audit_estimator(factory, X, y, 0, n_fits=n_fits, random_state=3,
+                               statistic=lambda m: m[0].quantiles_[0, 1], **claim)
+
+
+def _audit_centre(n_fits):
+    """The released centre of the canary's feature (the default grid's first release), on the
+    data and with the claim of :func:`_audit_released_path`."""
+    from skdp.audit import audit_estimator
+
+    eps = 0.5
+    X, y = _audit_data()
+    claim = dict(claimed_epsilon=2 * eps, claimed_delta=(1 + math.exp(eps)) * DELTA)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return audit_estimator(_scaled_pipeline(eps, "scale"), X, y, 0, n_fits=n_fits,
+                               random_state=8, statistic=lambda m: m[0].centres_[0], **claim)
 
 
 @pytest.mark.slow  # 5 to 9 s; with its large version in the slow run
 def test_audit_pipeline_with_released_bounds(monkeypatch):
-    from skdp.audit import audit_estimator
-
     release, model, factory, X, y, claim = _audit_released_path(n_fits=100)
     assert not release.violated, release.summary()
     assert not model.violated, model.summary()
     # the audit sees a scaler that releases its quantiles without noise
     monkeypatch.setattr("skdp.preprocessing._scaler.private_quantile", _exact_quantile)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        leak = audit_estimator(factory, X, y, 0, n_fits=100, random_state=3,
-                               statistic=lambda m: m[0].quantiles_[0, 1], **claim)
+    leak = _audit_upper_quartile(factory, X, y, claim, n_fits=100)
     assert leak.violated, leak.summary()
 
 
@@ -471,10 +538,28 @@ def test_audit_pipeline_with_released_bounds_secure_mode():
 
 
 @pytest.mark.slow
-def test_audit_pipeline_with_released_bounds_large():
+def test_audit_pipeline_with_released_bounds_large(monkeypatch):
     release, model, *_ = _audit_released_path(n_fits=1000)
     assert not release.violated, release.summary()
     assert not model.violated, model.summary()
+    centre = _audit_centre(n_fits=1000)
+    assert not centre.violated, centre.summary()
+    # ... and it sees a centre released without noise
+    monkeypatch.setattr("skdp.preprocessing._scaler.private_quantile", _exact_quantile)
+    leak = _audit_centre(n_fits=300)
+    assert leak.violated, leak.summary()
+
+
+@pytest.mark.slow  # 5 to 9 s
+def test_audit_pipeline_with_released_bounds_on_a_users_grid(monkeypatch):
+    # a user's grid: the quartiles on it directly, without centres (another release path)
+    grid = np.geomspace(0.5, 2000.0, 120)
+    release, model, factory, X, y, claim = _audit_released_path(n_fits=300, grid=grid)
+    assert not release.violated, release.summary()
+    assert not model.violated, model.summary()
+    monkeypatch.setattr("skdp.preprocessing._scaler.private_quantile", _exact_quantile)
+    leak = _audit_upper_quartile(factory, X, y, claim, n_fits=100)
+    assert leak.violated, leak.summary()
 
 
 def _searched_scaled_pipeline(epsilon, refit):

@@ -83,10 +83,10 @@ def positive_grid(step=GRID_LOG2_STEP):
     return np.concatenate([[0.0], 2.0**k])
 
 
-def signed_grid():
+def signed_grid(step=GRID_LOG2_STEP):
     """The default public candidates for a real statistic: ``-g``, 0 and ``g`` for every
-    positive candidate g of :func:`positive_grid` (387 candidates)."""
-    g = positive_grid()[1:]
+    positive candidate g of :func:`positive_grid` (387 candidates for the default ``step``)."""
+    g = positive_grid(step)[1:]
     return np.concatenate([-g[::-1], [0.0], g])
 
 
