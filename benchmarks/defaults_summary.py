@@ -35,6 +35,13 @@ looked-at grids, the ninth held-out part as the judge::
         $R/defaults_s36_heldout8_10seeds.csv --judge $R/defaults_s37_heldout9_10seeds.csv \
         --out defaults_s37_summary
 
+Session 38's (``results/defaults_s38_summary.*``, the docs' tables since): the same pieces and
+the ninth part's as looked-at grids, the tenth held-out part as the judge::
+
+    python benchmarks/defaults_summary.py --grids (the eleven pieces above) \
+        $R/defaults_s37_heldout9_10seeds.csv --judge $R/defaults_s38_heldout10_10seeds.csv \
+        --out defaults_s38_summary
+
 The same pieces plus the eighth part's, given to ``defaults_report.py --after ... --changed
 --exclude make_classification_hard --out defaults_s36_all``, give every part's criteria at
 today's rules (``results/defaults_s36_all_criteria.md``; its 13 MB csv and figures are not kept).
