@@ -8,9 +8,11 @@ that for the last iterate, the factor the path states): the empirical epsilon lo
 below the claim on the real code and exceeds it when every optimizer draws that fraction of its
 noise (:func:`skdp.audit.noise_scaled`) while reporting the same claim.
 
-The default run has a small audit of every path whose calibration is quick, and the fault
-caught on a few cheap paths; ``pytest -m slow tests/test_audit_paths.py`` runs every path at
-full size, real and faulty (the rows of the table in docs/audit.rst, with the same seeds).
+The default run catches the fault on a few cheap paths (and test_audit.py audits each optimizer
+x estimator at small size); ``pytest -m slow tests/test_audit_paths.py`` runs every path at
+full size, real and faulty (the rows of the table in docs/audit.rst, with the same seeds). A
+small audit of each path (the real path's seed, a tenth of its fits) ran in the slow run until
+session 39: the full-size audit with a tenth of its power, for 400 s of CPU.
 """
 
 import re
@@ -37,7 +39,6 @@ from skdp.optimizers import available_optimizers, get_optimizer_class
 
 OPTIMIZERS = available_optimizers()
 PATHS = optimizer_paths() + estimator_paths()
-SMALL_FITS = 100  # per side, in the default run
 
 
 
@@ -183,7 +184,7 @@ def test_estimator_paths_cover_losses_multiclass_sparse_float32_secure_pld_worke
     assert all(audited(p).random_state is None for p in workers)
     for p in paths:  # the audited estimators are the powered ones (a saturated canary)
         est = audited(p)
-        if p.group == "model selection":  # (the small audits check the claim's size)
+        if p.group == "model selection":  # (test_path_audit checks the claim's size)
             assert p.make(0).delta == POWER_DELTA
             assert (est.delta, est.fit_intercept) == (POWER_DELTA, False)
             continue
@@ -224,21 +225,6 @@ def test_default_paths_run_what_their_labels_say(label, param, optimizer, clip):
     assert est.derivative_clip_ == pytest.approx(clip, rel=1e-12)
 
 
-# -- small audits (slow run) ------------------------------------------------------------------------
-# Every path's small audit runs with the slow tests since session 32: the 103 of them took 45 to
-# 60 s of the default run's CPU, which had reached its 5 minutes on a slow host, and the slow run
-# audits every path at full size anyway (test_path_audit). The default run keeps the small
-# audit of each optimizer x estimator (test_audit.py) and the fault checks below.
-@pytest.mark.slow
-@pytest.mark.parametrize("path", [pytest.param(p, id=p.label) for p in PATHS])
-def test_small_path_audit(path):
-    fits = SMALL_FITS if isinstance(path, OptimizerPath) else SMALL_FITS // 2
-    res = run_path(path, fits, random_state=path_seeds(path)[0])
-    assert res.n_fits == 2 * fits
-    assert res.claimed_epsilon <= POWER_EPSILON * (1 + 1e-12)
-    assert not res.violated, res.summary()
-
-
 def test_docs_table_has_one_caught_row_per_path():
     """docs/audit.rst's table of non-default paths (``benchmarks/bench_audit.py --update-docs``)
     lists every path of the map once, each without a violation and with its fault caught: a
@@ -276,6 +262,8 @@ def test_path_audit(path):
     factor (0.5 unless the path says why not) reports a bound above the claim."""
     real_seed, fault_seed = path_seeds(path)
     real = run_path(path, path.fits, random_state=real_seed)
+    assert real.n_fits == 2 * path.fits
+    assert real.claimed_epsilon <= POWER_EPSILON * (1 + 1e-12)
     assert not real.violated, real.summary()
     fault = run_path(path, path.fits, random_state=fault_seed, factor=path.factor)
     assert fault.claimed_epsilon == real.claimed_epsilon
