@@ -17,6 +17,8 @@ tests run: under xdist no test could rely on the order anyway.
 import json
 from pathlib import Path
 
+import pytest
+
 DURATIONS = Path(__file__).with_name("durations.json")
 
 
@@ -41,6 +43,7 @@ def longest_first(items, seconds):
     return ordered
 
 
+@pytest.hookimpl(trylast=True)  # after ``-m`` has deselected: the totals of the tests that run
 def pytest_collection_modifyitems(session, config, items):
     seconds = _measured()
     if seconds:
