@@ -2,8 +2,8 @@
 
 pytest-xdist (``--dist worksteal``, pyproject.toml) hands each worker a contiguous share of the
 collection and lets an idle worker take half of a busy worker's queue. A long audit near the
-end of the collection would then run alone on one core while the other waits: in session 39's
-slow run a single worker ran the last 20 minutes. Sorting by the durations measured in a past
+end of the collection would then run alone on one core while the other waits (in session 39's
+slow run one worker sat idle while the other still held a queue of 127 tests). Sorting by the durations measured in a past
 run (``tests/durations.json``: seconds per test id, written by
 ``python tests/record_durations.py``) starts the long audits first and leaves the short tests
 for the end, where they fill both cores.

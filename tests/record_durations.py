@@ -16,25 +16,18 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from conftest import DURATIONS  # this script runs from tests/ (its directory on sys.path)
+
 ROOT = Path(__file__).resolve().parents[1]
-DURATIONS = Path(__file__).with_name("durations.json")
 SHORTEST = 0.5  # seconds
 
 
 def junit_durations(path):
-    """``{test id: seconds}`` of a pytest JUnit XML report."""
-    seconds = {}
-    for case in ET.parse(path).getroot().iter("testcase"):
-        module = case.get("classname", "").replace(".", "/")
-        # classname "tests.test_x" (module) or "tests.test_x.TestClass"
-        file = next((module.rsplit("/", k)[0] for k in range(module.count("/") + 1)
-                     if (ROOT / (module.rsplit("/", k)[0] + ".py")).is_file()), None)
-        if file is None:
-            continue
-        cls = module[len(file) + 1:].replace("/", "::")
-        nodeid = f"{file}.py::" + (f"{cls}::" if cls else "") + case.get("name")
-        seconds[nodeid] = float(case.get("time", 0.0))
-    return seconds
+    """``{test id: seconds}`` of a pytest JUnit XML report (classname ``tests.test_x``: the
+    test modules here hold functions, no classes)."""
+    return {f"{case.get('classname').replace('.', '/')}.py::{case.get('name')}":
+            float(case.get("time", 0.0))
+            for case in ET.parse(path).getroot().iter("testcase")}
 
 
 def main(reports):

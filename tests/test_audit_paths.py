@@ -41,8 +41,6 @@ OPTIMIZERS = available_optimizers()
 PATHS = optimizer_paths() + estimator_paths()
 
 
-
-
 def _uses_pld(path):
     if isinstance(path, OptimizerPath):
         return path.accountant == "pld"

@@ -18,7 +18,7 @@ def test_modules_by_total_time_tests_by_time_ties_as_collected():
     assert order == ["b.py::q", "b.py::r", "b.py::p", "a.py::y", "a.py::x", "c.py::s"]
 
 
-def test_no_measurement_keeps_the_collection_order_and_the_same_tests():
+def test_without_measurements_modules_are_grouped_and_no_test_is_lost():
     items = _items("a.py::x", "b.py::y", "a.py::z")
     assert [i.nodeid for i in longest_first(items, {})] == ["a.py::x", "a.py::z", "b.py::y"]
     assert sorted(longest_first(items, {"b.py::y": 1.0}), key=id) == sorted(items, key=id)
