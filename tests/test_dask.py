@@ -320,6 +320,38 @@ def test_local_scheduler_steps_run_in_process_and_equal_the_memory_fit(monkeypat
     assert b.n_iter_ >= 10 and len(calls) < b.n_iter_
 
 
+def test_local_fits_compute_in_this_thread_unless_a_scheduler_is_configured(monkeypatch):
+    """Without a Client, a fit's computations (prepared chunks, counts of the private bounds,
+    label set) run in the calling thread, on dask's synchronous scheduler; a scheduler the user
+    configured is used as configured. The fit is the same either way."""
+    import threading
+
+    import dask
+
+    import skdp._dask as skdp_dask
+
+    monkeypatch.setattr(skdp_dask, "_client", lambda: None)  # even if a test client is alive
+    threads = set()
+    prepare = skdp_dask._prepare
+
+    def recording(*args):
+        threads.add(threading.get_ident())
+        return prepare(*args)
+
+    monkeypatch.setattr(skdp_dask, "_prepare", recording)
+    X, y2, _, _ = _data(2)
+    Xd, yd = _lazy(X), _lazy(y2)
+    params = dict(epsilon=0.8, delta=1e-6, data_norm="auto", random_state=3)
+    with dask.config.set(scheduler=None):  # as without a client (a test client sets one)
+        here = DPLogisticRegression(optimizer=DPGDWS(max_iter=15), **params).fit(Xd, yd)
+    assert threads == {threading.get_ident()}
+    threads.clear()
+    with dask.config.set(scheduler="threads"):
+        pool = DPLogisticRegression(optimizer=DPGDWS(max_iter=15), **params).fit(Xd, yd)
+    assert threads and threading.get_ident() not in threads
+    _assert_same_fit(here, pool)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("optimizer", SUPPORTED)
 def test_every_supported_optimizer_and_estimator(client, optimizer):

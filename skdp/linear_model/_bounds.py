@@ -39,7 +39,7 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from .._dask import dask_max, is_dask
+from .._dask import compute_chunk_sizes, dask_max, is_dask
 from .._streams import stream_state
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
 from ..ledger import ledgers_to_charge, precheck
@@ -655,7 +655,7 @@ def _outside_the_atom(deviation):
     """The deviations from the centre that are not 0 (a per-record selection: neighbouring
     data sets give neighbouring selections, so a quantile of them has sensitivity 1)."""
     if is_dask(deviation):
-        return deviation[deviation > 0].compute_chunk_sizes()
+        return compute_chunk_sizes(deviation[deviation > 0])
     return deviation[deviation > 0]
 
 

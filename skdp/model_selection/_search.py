@@ -16,7 +16,7 @@ from .._streams import remember_streams, stream_state
 from .._validation import (
     OPEN_UNIT, POSITIVE, POSITIVE_OR_INF, RANDOM_STATE, check_delta, make_generator,
 )
-from .._dask import as_dask_inputs, is_dask, predict_blocks, take_rows, unique_labels
+from .._dask import as_dask_inputs, compute, is_dask, predict_blocks, take_rows, unique_labels
 from ..ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge, ledgers_to_charge
 from ..ledger import precheck
 from ..privacy import (
@@ -547,10 +547,10 @@ def _score(model, X, y, scoring, final):
     if is_dask(X):  # predicted where the rows live; only the mean comes back
         pred = predict_blocks(model, X)
         if scoring == "accuracy":
-            return float((pred == y).mean().compute())
+            return float(compute((pred == y).mean())[0])
         low, high = public_target_bounds(final.y_bounds, target_columns(y) or 1)
         err = (y.astype(float).clip(low, high) - pred.clip(low, high)) ** 2
-        return -float(err.mean().compute())
+        return -float(compute(err.mean())[0])
     pred = model.predict(X)
     if scoring == "accuracy":
         return float(np.mean(pred == y))

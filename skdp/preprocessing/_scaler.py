@@ -10,7 +10,7 @@ from sklearn.base import BaseEstimator, OneToOneFeatureMixin, TransformerMixin, 
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._dask import column_counts, dask_features, is_dask, map_rows
+from .._dask import column_counts, compute, dask_features, is_dask, map_rows
 from .._validation import OPEN_UNIT, POSITIVE_OR_INF, RANDOM_STATE
 from ..ledger import PrivacyLedger
 from ..privacy import ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent
@@ -262,7 +262,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         if not private:
             quant = np.empty((d, 2))
             for j in range(d):  # exact quantiles (no privacy): on Dask, one column at a time
-                col = np.asarray(X[:, j].compute(), np.float64) if dask_input else X[:, j]
+                col = np.asarray(compute(X[:, j])[0], np.float64) if dask_input else X[:, j]
                 if dask_input and not np.all(np.isfinite(col)):
                     raise ValueError("Input X contains NaN or infinity.")
                 quant[j] = np.quantile(col, [q_lo, q_hi])
@@ -334,7 +334,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         if dask_X is not None:  # as validate_data in memory: one pass on the workers
             import dask.array as da
 
-            if not bool(da.isfinite(dask_X).all().compute()):
+            if not bool(compute(da.isfinite(dask_X).all())[0]):
                 raise ValueError("Input X contains NaN or infinity.")
         self.passthrough_ = True
         d = self.n_features_in_
