@@ -116,6 +116,16 @@ def decide(gaps):
     return chosen
 
 
+def switch_row(label, kept):
+    """A report's table row for the switched cells ``kept`` (rows of :func:`_gaps`): how many,
+    the mean gain, the cells more than a point behind, the worst, the cells a point ahead."""
+    g = np.array([row[4] for row in kept])
+    worst = min(kept, key=lambda row: row[4])
+    return (f"| {label} | {len(g)} | {g.mean():+.3f} | {int(np.sum(g < -1))} | "
+            f"{worst[4]:+.2f} ({worst[1]} n {worst[2]} eps {worst[3]:g}) | "
+            f"{int(np.sum(g > 1))} |")
+
+
 def report():
     gaps = _gaps()
     lines = ["# Binary DPLogisticRegression: dp_nsgd_tree against dp_gdws below s = t\n",
@@ -129,13 +139,8 @@ def report():
                   "| worst cell | cells ahead by > 1 |", "|---|---|---|---|---|---|"]
         for t in THRESHOLDS:
             kept = [row for row in rows if row[0] < t]
-            if not kept:
-                continue
-            g = np.array([row[4] for row in kept])
-            worst = min(kept, key=lambda row: row[4])
-            lines.append(f"| {t} | {len(g)} | {g.mean():+.3f} | {int(np.sum(g < -1))} | "
-                         f"{worst[4]:+.2f} ({worst[1]} n {worst[2]} eps {worst[3]:g}) | "
-                         f"{int(np.sum(g > 1))} |")
+            if kept:
+                lines.append(switch_row(t, kept))
     chosen = decide(gaps)
     lines.append("\n**Decision:** " + (
         "no threshold meets the rule: no change." if chosen is None else
