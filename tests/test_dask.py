@@ -320,6 +320,29 @@ def test_local_scheduler_steps_run_in_process_and_equal_the_memory_fit(monkeypat
     assert b.n_iter_ >= 10 and len(calls) < b.n_iter_
 
 
+@pytest.mark.parametrize("n_chunks", [1, 2, 20])
+def test_candidate_counts_over_chunks_are_the_in_memory_counts(n_chunks):
+    """The counts the private bounds and the scaler take per chunk, added in a tree of tasks
+    (20 chunks: two levels of at most 8), are the counts of the whole array."""
+    from skdp._dask import chunk_counts, column_counts
+
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(400, 3)), 1)  # ties at the candidates
+    cand = np.linspace(-2.0, 2.0, 41)
+    Xd = da.from_array(X, chunks=(-(-400 // n_chunks), 3))
+    assert Xd.numblocks[0] == n_chunks
+    below, upto, n = chunk_counts(Xd[:, 0], cand)
+    xs = np.sort(X[:, 0])
+    np.testing.assert_array_equal(below, np.searchsorted(xs, cand, side="left"))
+    np.testing.assert_array_equal(upto, np.searchsorted(xs, cand, side="right"))
+    assert n == 400
+    for j, counts in enumerate(column_counts(Xd, cand)):
+        xs = np.sort(X[:, j])
+        np.testing.assert_array_equal(counts.below, np.searchsorted(xs, cand, side="left"))
+        np.testing.assert_array_equal(counts.upto, np.searchsorted(xs, cand, side="right"))
+        assert counts.n == 400
+
+
 def test_local_fits_compute_in_this_thread_unless_a_scheduler_is_configured(monkeypatch):
     """Without a Client, a fit's computations (prepared chunks, counts of the private bounds,
     label set) run in the calling thread, on dask's synchronous scheduler; a scheduler the user
