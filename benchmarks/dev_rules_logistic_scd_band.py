@@ -33,7 +33,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import bench_defaults as bd  # noqa: E402
-from dev_rules_logistic_tree import accuracy, switch_row  # noqa: E402
+from dev_rules_logistic_tree import accuracy, small_snr_cells, switch_row  # noqa: E402
 from dev_rules_ridge_masg import cell_snr, looked_at_sets  # noqa: E402
 
 OPTIMIZERS = ("dp_gdws", "dp_scd")
@@ -61,20 +61,14 @@ def sweep(part="0", parts="1"):
     with open(shard(part, parts), "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["dataset", "n", "eps", "s", "seed", "optimizer", "score"])
-        for name in names[part::parts]:
-            for n in bd.sizes(name, bd.N_GRID):
-                for eps in bd.EPS_GRID:
-                    s = cell_snr(name, n, eps)
-                    if s >= MAX_SNR:
-                        continue
-                    for seed in SEEDS:
-                        _, X, y, X_te, y_te = bd.subsample(name, n, seed)
-                        for optimizer in OPTIMIZERS:
-                            score = accuracy(optimizer, 1.0, X, y, X_te, y_te, eps, seed)
-                            w.writerow([name, n, eps, f"{s:.3f}", seed, optimizer,
-                                        f"{score:.5f}"])
-                    fh.flush()
-                    print(name, n, eps, f"s={s:.1f}", flush=True)
+        for name, n, eps, s in small_snr_cells(names[part::parts], MAX_SNR):
+            for seed in SEEDS:
+                _, X, y, X_te, y_te = bd.subsample(name, n, seed)
+                for optimizer in OPTIMIZERS:
+                    score = accuracy(optimizer, 1.0, X, y, X_te, y_te, eps, seed)
+                    w.writerow([name, n, eps, f"{s:.3f}", seed, optimizer, f"{score:.5f}"])
+            fh.flush()
+            print(name, n, eps, f"s={s:.1f}", flush=True)
 
 
 def gaps():

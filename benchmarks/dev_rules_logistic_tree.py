@@ -60,28 +60,33 @@ def accuracy(optimizer, data_norm, X, y, X_te, y_te, eps, seed):
     return float(model.score(X_te, y_te))
 
 
+def small_snr_cells(names, max_snr):
+    """``(name, n, eps, s)`` for the defaults grid's cells of the sets ``names`` with
+    ``s < max_snr``, in the grid's order."""
+    for name in names:
+        for n in bd.sizes(name, bd.N_GRID):
+            for eps in bd.EPS_GRID:
+                s = cell_snr(name, n, eps)
+                if s < max_snr:
+                    yield name, n, eps, s
+
+
 def sweep():
     names = looked_at_binary_sets()
     assert not set(names) & set(bd.HELDOUT10)
     with open(OUT, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["dataset", "n", "eps", "s", "setting", "seed", "optimizer", "score"])
-        for name in names:
-            for n in bd.sizes(name, bd.N_GRID):
-                for eps in bd.EPS_GRID:
-                    s = cell_snr(name, n, eps)
-                    if s >= MAX_SNR:
-                        continue
-                    for seed in SEEDS:
-                        _, X, y, X_te, y_te = bd.subsample(name, n, seed)
-                        for setting, data_norm in SETTINGS.items():
-                            for optimizer in OPTIMIZERS:
-                                score = accuracy(optimizer, data_norm, X, y, X_te, y_te, eps,
-                                                 seed)
-                                w.writerow([name, n, eps, f"{s:.3f}", setting, seed, optimizer,
-                                            f"{score:.5f}"])
-                    fh.flush()
-                    print(name, n, eps, f"s={s:.1f}", flush=True)
+        for name, n, eps, s in small_snr_cells(names, MAX_SNR):
+            for seed in SEEDS:
+                _, X, y, X_te, y_te = bd.subsample(name, n, seed)
+                for setting, data_norm in SETTINGS.items():
+                    for optimizer in OPTIMIZERS:
+                        score = accuracy(optimizer, data_norm, X, y, X_te, y_te, eps, seed)
+                        w.writerow([name, n, eps, f"{s:.3f}", setting, seed, optimizer,
+                                    f"{score:.5f}"])
+            fh.flush()
+            print(name, n, eps, f"s={s:.1f}", flush=True)
 
 
 def _gaps(path=OUT):
