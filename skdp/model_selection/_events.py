@@ -83,20 +83,21 @@ def sample_repetitions(rng, mean, shape):
             return k
 
 
-def _log_delta_from_rdp(orders, rdp, epsilon):
-    """log delta of (epsilon, delta)-DP implied by RDP curves (Canonne, Kamath, Steinke 2020,
-    Prop. 12; and the KL bound for small orders), minimised over the orders."""
-    best = 0.0
-    for a, r in zip(orders, rdp):
-        if not np.isfinite(r):
-            continue
-        if r <= 0:
-            return -math.inf
-        logdelta = 0.5 * math.log1p(-math.exp(-r))
-        if a > 1.01:
-            logdelta = min(logdelta, (a - 1) * (r - epsilon + math.log1p(-1 / a)) - math.log(a))
-        best = min(best, logdelta)
-    return best
+def _log_delta_from_rdp(orders, rdp, epsilons):
+    """log delta of (epsilon, delta)-DP implied by an RDP curve (Canonne, Kamath, Steinke 2020,
+    Prop. 12; and the KL bound for small orders), minimised over the orders, at each of
+    ``epsilons`` (one row of the order-by-epsilon matrix each)."""
+    orders, rdp = np.asarray(orders, dtype=float), np.asarray(rdp, dtype=float)
+    epsilons = np.asarray(epsilons, dtype=float)
+    keep = np.isfinite(rdp)
+    a, r = orders[keep], rdp[keep]
+    if np.any(r <= 0):
+        return np.full(epsilons.shape, -np.inf)
+    kl = 0.5 * np.log1p(-np.exp(-r))  # every order
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tail = (a - 1) * (r - epsilons[..., None] + np.log1p(-1 / a)) - np.log(a)
+    logdelta = np.where(a > 1.01, np.minimum(kl, tail), kl)
+    return np.minimum(0.0, logdelta.min(axis=-1, initial=0.0))
 
 
 @dataclass(frozen=True)
@@ -142,12 +143,10 @@ class RepeatAndSelectEvent(DPEvent):
         with np.errstate(divide="ignore", invalid="ignore"):
             if math.isinf(self.shape):
                 out = np.full_like(grid, np.inf)
-                for i, a in enumerate(grid):
-                    if a <= 1 or not np.isfinite(base[i]):
-                        continue
-                    eps_hat = math.log1p(1.0 / (a - 1.0))
-                    delta_hat = math.exp(_log_delta_from_rdp(grid, base, eps_hat))
-                    out[i] = base[i] + self.mean * delta_hat + math.log(self.mean) / (a - 1.0)
+                run = (grid > 1) & np.isfinite(base)
+                eps_hat = np.log1p(1.0 / (grid[run] - 1.0))
+                delta_hat = np.exp(_log_delta_from_rdp(grid, base, eps_hat))
+                out[run] = base[run] + self.mean * delta_hat + math.log(self.mean) / (grid[run] - 1.0)
             else:
                 gamma = tnb_gamma(self.mean, self.shape)
                 # the analysis uses the mean of the distribution actually sampled (>= self.mean)

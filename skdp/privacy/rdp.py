@@ -49,33 +49,59 @@ def _log_erfc(x):
     return special.log_ndtr(-np.asarray(x) * math.sqrt(2.0)) + math.log(2.0)
 
 
-def _log_a_int(q, sigma, alpha):
-    """log A_alpha for integer alpha (binomial expansion, summed in log space)."""
-    k = np.arange(int(alpha) + 1, dtype=float)
-    log_coef = special.gammaln(alpha + 1) - special.gammaln(k + 1) - special.gammaln(alpha - k + 1)
-    log_terms = log_coef + k * math.log(q) + (alpha - k) * math.log1p(-q) + (k * k - k) / (2.0 * sigma**2)
-    return float(special.logsumexp(log_terms))
+def _log_a_int(q, sigma, alphas):
+    """log A_alpha for integer orders ``alphas`` (binomial expansion, summed in log space).
+
+    The terms ``k = 0 .. alpha`` of all orders lie end to end in one array, and each order's
+    segment is summed as ``logsumexp`` does: its largest term ``m`` is factored out and the
+    others are added as ``m + log1p(sum exp(t - m))`` (accurate when A_alpha is close to 1).
+    """
+    alphas = np.asarray(alphas, dtype=float)
+    if not alphas.size:
+        return np.empty(0)
+    lengths = alphas.astype(np.int64) + 1
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]])
+    a = np.repeat(alphas, lengths)
+    k = np.arange(lengths.sum(), dtype=float) - np.repeat(starts, lengths)
+    log_coef = special.gammaln(a + 1) - special.gammaln(k + 1) - special.gammaln(a - k + 1)
+    log_terms = log_coef + k * math.log(q) + (a - k) * math.log1p(-q) + (k * k - k) / (2.0 * sigma**2)
+    top = np.maximum.reduceat(log_terms, starts)
+    scaled = np.exp(log_terms - np.repeat(top, lengths))
+    # the first largest term of each segment is the factored-out exp(0) = 1
+    index = np.arange(log_terms.size)
+    first_top = np.minimum.reduceat(
+        np.where(log_terms == np.repeat(top, lengths), index, log_terms.size), starts
+    )
+    scaled[first_top] = 0.0
+    return top + np.log1p(np.add.reduceat(scaled, starts))
 
 
 _MAX_TERMS = 1000
 
 
-def _log_a_frac(q, sigma, alpha):
-    """Upper bound on log A_alpha for fractional alpha (Mironov et al. 2019, Sec. 3.3).
+def _log_a_frac(q, sigma, alphas):
+    """Upper bound on log A_alpha for fractional orders ``alphas`` (Mironov et al. 2019, Sec. 3.3).
 
     The two series over (-inf, z0] and [z0, inf) are summed with the absolute values of the
     generalised binomial coefficients: an upper bound on A_alpha (the signed sum can lose all
     precision to cancellation), hence a conservative RDP. The sum stops at the first term index
     where both series decrease and their terms are below exp(-30) times the running total; if
     that does not happen within 1000 terms the order gets no finite bound (inf). These are the
-    rules dp-accounting uses, so both give the same numbers.
+    rules dp-accounting uses, so both give the same numbers. All orders are summed at once, one
+    row each (the same operations as order by order).
     """
+    alphas = np.asarray(alphas, dtype=float)
+    out = np.full(alphas.shape[0], np.inf)  # not converged: no finite bound (conservative)
+    todo = np.arange(alphas.shape[0])
+    z0 = sigma**2 * math.log(1.0 / q - 1.0) + 0.5
+    log_q, log_1mq = math.log(q), math.log1p(-q)
     for n_terms in (64, _MAX_TERMS):  # most orders converge within a few dozen terms
-        i = np.arange(n_terms, dtype=float)
+        if not todo.size:
+            break
+        alpha = alphas[todo][:, None]
+        i = np.arange(n_terms, dtype=float)[None, :]
         j = alpha - i
         log_coef = special.gammaln(alpha + 1) - special.gammaln(i + 1) - special.gammaln(j + 1)
-        z0 = sigma**2 * math.log(1.0 / q - 1.0) + 0.5
-        log_q, log_1mq = math.log(q), math.log1p(-q)
         log_s0 = (
             log_coef + i * log_q + j * log_1mq + (i * i - i) / (2.0 * sigma**2)
             + math.log(0.5) + _log_erfc((i - z0) / (math.sqrt(2.0) * sigma))
@@ -84,14 +110,16 @@ def _log_a_frac(q, sigma, alpha):
             log_coef + j * log_q + i * log_1mq + (j * j - j) / (2.0 * sigma**2)
             + math.log(0.5) + _log_erfc((z0 - j) / (math.sqrt(2.0) * sigma))
         )
-        total = np.logaddexp.accumulate(np.logaddexp(log_s0, log_s1))
-        prev0 = np.concatenate([[-np.inf], log_s0[:-1]])
-        prev1 = np.concatenate([[-np.inf], log_s1[:-1]])
+        total = np.logaddexp.accumulate(np.logaddexp(log_s0, log_s1), axis=1)
+        first = np.full((todo.size, 1), -np.inf)
+        prev0 = np.concatenate([first, log_s0[:, :-1]], axis=1)
+        prev1 = np.concatenate([first, log_s1[:, :-1]], axis=1)
         stop = (log_s0 < prev0) & (log_s1 < prev1) & (np.maximum(log_s0, log_s1) < total - 30)
-        hits = np.flatnonzero(stop)
-        if hits.size:
-            return float(total[hits[0]])
-    return np.inf  # did not converge: no finite bound at this order (conservative)
+        hit = stop.any(axis=1)
+        at = np.argmax(stop, axis=1)
+        out[todo[hit]] = total[np.flatnonzero(hit), at[hit]]
+        todo = todo[~hit]
+    return out
 
 
 def rdp_gaussian(noise_multiplier, orders=DEFAULT_ORDERS):
@@ -125,15 +153,13 @@ def rdp_poisson_subsampled_gaussian(sampling_rate, noise_multiplier, orders=DEFA
         return np.full_like(orders, np.inf)
     if q == 1.0:
         return rdp_gaussian(z, orders)
-    out = np.empty_like(orders)
-    for k, a in enumerate(orders):
-        if np.isinf(a):
-            out[k] = np.inf
-        elif float(a).is_integer():
-            out[k] = _log_a_int(q, z, int(a)) / (a - 1.0)
-        else:
-            out[k] = _log_a_frac(q, z, a) / (a - 1.0)
-    return out
+    flat = orders.ravel()
+    out = np.full(flat.shape, np.inf)
+    integer = np.isfinite(flat) & (flat == np.round(flat))
+    fractional = np.isfinite(flat) & ~integer
+    out[integer] = _log_a_int(q, z, flat[integer]) / (flat[integer] - 1.0)
+    out[fractional] = _log_a_frac(q, z, flat[fractional]) / (flat[fractional] - 1.0)
+    return out.reshape(orders.shape)
 
 
 def epsilons_per_order(orders, rdp, delta):
