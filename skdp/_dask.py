@@ -353,8 +353,9 @@ def _add_counts(*parts):
     return np.sum(parts, axis=0)
 
 
-def _tree_sum(parts, split_every=8):
-    """The sum of the delayed integer arrays ``parts`` (one per chunk), added in a tree of
+def _tree_sum(count, a, *args, split_every=8):
+    """The sum over the chunks of the dask array ``a`` of ``count(chunk, *args)`` (integer
+    arrays of one shape), each chunk counted where it lives and the counts added in a tree of
     tasks of at most ``split_every`` parts where they live, so that only the total reaches the
     client and no task holds more than ``split_every`` of them (as dask's own reductions), with
     a cheaper graph than a ``map_blocks`` and a dask sum, whose building costs more than the
@@ -363,7 +364,8 @@ def _tree_sum(parts, split_every=8):
     thread pool against 51 with a ``map_blocks`` and a dask sum, session 40.)"""
     import dask
 
-    add = dask.delayed(_add_counts, pure=True)
+    count, add = dask.delayed(count, pure=True), dask.delayed(_add_counts, pure=True)
+    parts = [count(block, *args) for block in a.to_delayed().ravel()]
     while len(parts) > 1:
         parts = [add(*parts[i:i + split_every]) for i in range(0, len(parts), split_every)]
     return compute(parts[0])[0]
@@ -373,11 +375,7 @@ def chunk_counts(x, candidates):
     """``(below, upto, n)``: per public candidate c, ``#{x_i < c}`` and ``#{x_i <= c}`` over a
     dask vector, summed over chunks (each chunk counts where it lives; only the counts per
     candidate, public bins, reach the client)."""
-    import dask
-
-    cand = np.asarray(candidates, dtype=np.float64)
-    count = dask.delayed(_counts, pure=True)
-    total = _tree_sum([count(block, cand) for block in x.to_delayed().ravel()])
+    total = _tree_sum(_counts, x, np.asarray(candidates, dtype=np.float64))
     return total[0], total[1], int(x.shape[0])
 
 
@@ -440,11 +438,7 @@ def column_counts(X, candidates):
     """``[CandidateCounts, ...]``, one per feature of a 2-D dask array (whole rows per chunk),
     in one pass: each chunk counts its values below and at every public candidate where it
     lives; only these counts (public bins, summed over chunks) reach the client."""
-    import dask
-
-    cand = np.asarray(candidates, dtype=np.float64)
-    count = dask.delayed(_column_counts, pure=True)
-    total = _tree_sum([count(block, cand) for block in X.to_delayed().ravel()])[0]
+    total = _tree_sum(_column_counts, X, np.asarray(candidates, dtype=np.float64))[0]
     n = int(X.shape[0])
     return [CandidateCounts(total[j, 0], total[j, 1], n) for j in range(int(X.shape[1]))]
 
