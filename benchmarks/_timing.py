@@ -1,10 +1,11 @@
-"""Small helpers shared by the benchmarks (best-of-k wall time, numpy pass baseline, epochs of a fit)."""
+"""Small helpers shared by the benchmarks (best-of-k wall time, milliseconds a fit, numpy pass
+baseline, epochs of a fit)."""
 
 import time
 
 import numpy as np
 
-__all__ = ["best_time", "epochs_of", "rss", "hwm", "xw_pass_time", "record_steps"]
+__all__ = ["best_time", "ms_per_fit", "epochs_of", "rss", "hwm", "xw_pass_time", "record_steps"]
 
 
 def best_time(fn, repeat=5):
@@ -15,6 +16,15 @@ def best_time(fn, repeat=5):
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def ms_per_fit(make, X, y, fits):
+    """Mean wall time in milliseconds of ``make(seed).fit(X, y)`` over seeds ``0..fits-1`` (the
+    caller warms compilation and caches first, so that they stay outside the timing)."""
+    start = time.perf_counter()
+    for seed in range(fits):
+        make(seed).fit(X, y)
+    return 1e3 * (time.perf_counter() - start) / fits
 
 
 def xw_pass_time(X, repeat=20, threads=1):

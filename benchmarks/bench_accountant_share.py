@@ -14,23 +14,20 @@ Usage: ``python benchmarks/bench_accountant_share.py [--fits 10] [--rounds 3] [-
 
 import argparse
 import os
-import time
+import sys
 import warnings
 from pathlib import Path
 
 import numpy as np
 
-from skdp.audit import memoized_accounting
-from skdp.audit._paths import estimator_paths
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import ms_per_fit  # noqa: E402
+
+from skdp.audit import memoized_accounting  # noqa: E402
+from skdp.audit._paths import estimator_paths  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "accountant_share.md"
 
-
-def _ms_per_fit(path, X, y, fits):
-    start = time.perf_counter()
-    for seed in range(fits):
-        path.make(seed).fit(X, y)
-    return 1e3 * (time.perf_counter() - start) / fits
 
 
 def main():
@@ -49,12 +46,12 @@ def main():
         path.make(0).fit(X, y)  # compiled and cached outside the timing
         plain, cached = [], []
         with memoized_accounting():
-            _ms_per_fit(path, X, y, args.fits)  # warm the cache with the timed seeds' calls
+            ms_per_fit(path.make, X, y, args.fits)  # warm the cache with the timed seeds' calls
         for _ in range(args.rounds):
-            plain.append(_ms_per_fit(path, X, y, args.fits))
+            plain.append(ms_per_fit(path.make, X, y, args.fits))
             with memoized_accounting():
-                _ms_per_fit(path, X, y, 1)
-                cached.append(_ms_per_fit(path, X, y, args.fits))
+                ms_per_fit(path.make, X, y, 1)
+                cached.append(ms_per_fit(path.make, X, y, args.fits))
         p, q = float(np.median(plain)), float(np.median(cached))
         rows.append((path.label, p, q, max(0.0, 1.0 - q / p)))
         print(f"{path.label}: {p:.1f} ms, {q:.1f} ms cached, share {rows[-1][3]:.2f}", flush=True)

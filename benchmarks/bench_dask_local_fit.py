@@ -14,15 +14,18 @@ Usage: ``python benchmarks/bench_dask_local_fit.py [--fits 100] [--rounds 3]``
 
 import argparse
 import os
-import time
+import sys
 import warnings
 from pathlib import Path
 
 import dask
 import numpy as np
 
-from skdp.audit import memoized_accounting
-from skdp.audit._paths import estimator_paths
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _timing import ms_per_fit  # noqa: E402
+
+from skdp.audit import memoized_accounting  # noqa: E402
+from skdp.audit._paths import estimator_paths  # noqa: E402
 
 PATHS = (
     "DPRidge on Dask, defaults (dp_gdws, zCDP left): data_norm and y_bounds 'auto' (300 rows)",
@@ -31,13 +34,6 @@ PATHS = (
 )
 OUT = Path(__file__).resolve().parent / "results" / "dask_local_fit.md"
 
-
-def _ms_per_fit(path, X, y, fits):
-    path.make(0).fit(X, y)  # compiled and cached outside the timing
-    start = time.perf_counter()
-    for seed in range(fits):
-        path.make(seed).fit(X, y)
-    return 1e3 * (time.perf_counter() - start) / fits
 
 
 def main():
@@ -54,13 +50,16 @@ def main():
             c, X = path.data()
             Xd, yd, _ = path.dask_inputs(c, X)
             times = {"memory": [], "dask, synchronous": [], "dask, thread pool": []}
+            path.make(0).fit(np.asarray(X), np.asarray(c.y))  # compiled outside the timing
+            with dask.config.set(scheduler=None):
+                path.make(0).fit(Xd, yd)
             for _ in range(args.rounds):
-                times["memory"].append(_ms_per_fit(path, np.asarray(X), np.asarray(c.y),
+                times["memory"].append(ms_per_fit(path.make, np.asarray(X), np.asarray(c.y),
                                                    args.fits))
                 with dask.config.set(scheduler=None):
-                    times["dask, synchronous"].append(_ms_per_fit(path, Xd, yd, args.fits))
+                    times["dask, synchronous"].append(ms_per_fit(path.make, Xd, yd, args.fits))
                 with dask.config.set(scheduler="threads"):
-                    times["dask, thread pool"].append(_ms_per_fit(path, Xd, yd, args.fits))
+                    times["dask, thread pool"].append(ms_per_fit(path.make, Xd, yd, args.fits))
             rows.append((label, {k: float(np.median(v)) for k, v in times.items()}))
             print(label, rows[-1][1], flush=True)
     lines = [
