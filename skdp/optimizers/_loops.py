@@ -22,7 +22,7 @@ from ..privacy.noise import GAUSSIAN, add_noise_bulk
 
 __all__ = [
     "is_distributed", "check_distributed", "gdws_full_batch",
-    "nesterov_full_batch", "sgld_full_batch", "poisson_oracle",
+    "nesterov_full_batch", "sgld_full_batch", "poisson_oracle", "step_oracle",
 ]
 
 
@@ -158,3 +158,23 @@ def poisson_oracle(problem, q, rng, perm):
         return design.gradient_sum(w, loss_id, tau, perm[:m])
 
     return sampled
+
+
+def step_oracle(problem, q, rng, perm, full_batch):
+    """What the steps of a gradient fit run on: ``(oracle, threads, Y)``.
+
+    ``oracle`` is a function ``w -> clipped gradient sum`` when the steps run in Python (the rows
+    on Dask workers, any batch: :func:`poisson_oracle`; the full batch in memory, one small
+    kernel: :func:`~skdp.optimizers._glm.full_batch_oracle`), else None: mini-batches in memory
+    run in the optimizer's fused kernel, on ``Y``, the targets as that kernel takes them (1-D
+    ones as a vector, so that it compiles the scalar gradient path alone). ``threads``: whether
+    the gradient sums may use several cores (the same result either way).
+    """
+    from ._glm import full_batch_oracle, scalar_targets, thread_mode, threads_allowed
+
+    threads = thread_mode(threads_allowed(problem.n_samples * problem.dim))
+    oracle = poisson_oracle(problem, q, rng, perm)
+    if oracle is None and full_batch:
+        oracle = full_batch_oracle(problem, threads)
+    Y = scalar_targets(problem.Y, problem.loss.loss_id) if oracle is None else None
+    return oracle, threads, Y

@@ -26,12 +26,9 @@ from ..progress import ProgressMonitor, repeated_step_epsilon
 from ._allocation import calibrate_laplace
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._defaults import budget_rho, gdws_smoothing, gdws_steps, noisy_gd_step, snr, step_share
-from ._glm import (
-    block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
-    threads_allowed,
-)
+from ._glm import block_gradient_sum, gradient_workspace
 from ._step_parts import batch_rate, draw_batch, noise_mode, release_step
-from ._loops import gdws_full_batch, poisson_oracle
+from ._loops import gdws_full_batch, step_oracle
 
 __all__ = ["DPGDWS"]
 
@@ -274,13 +271,7 @@ class DPGDWS(DPOptimizer):
         perm = np.arange(problem.n_samples, dtype=np.int64)
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
-        threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
-        oracle = poisson_oracle(problem, q, rng, perm)  # rows on Dask workers; None in memory
-        if oracle is None and q >= 1.0:  # full batch in memory: one small kernel, no fused loop
-            oracle = full_batch_oracle(problem, threads)
-
-        # the fused kernel (mini-batches) on 1-D targets compiles the scalar gradient path alone
-        Y = scalar_targets(problem.Y, problem.loss.loss_id) if oracle is None else None
+        oracle, threads, Y = step_oracle(problem, q, rng, perm, full_batch=q >= 1.0)
 
         def run_steps(start, stop):
             if oracle is not None:  # steps in Python: full batch in memory, any batch on Dask

@@ -35,8 +35,7 @@ from ._allocation import (
 )
 from .._validation import AUTO, POSITIVE, POSITIVE_INT, RATE, TOLERANCE
 from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
-from ._glm import full_batch_oracle, scalar_targets, thread_mode, threads_allowed
-from ._loops import nesterov_full_batch, poisson_oracle
+from ._loops import nesterov_full_batch, step_oracle
 from ._nesterov import nesterov_kernel
 from ._step_parts import batch_rate, noise_mode
 
@@ -295,13 +294,7 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         record_trace = record_trace or replay is not None
         mech = LAPLACE if self.mechanism == "laplace" else GAUSSIAN
         scales = np.ascontiguousarray(scales, dtype=np.float64)
-        threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
-        oracle = poisson_oracle(problem, q, rng, perm)  # rows on Dask workers; None in memory
-        if oracle is None and q >= 1.0:  # full batch in memory: one small kernel, no fused loop
-            oracle = full_batch_oracle(problem, threads)
-
-        # the fused kernel (mini-batches) on 1-D targets compiles the scalar gradient path alone
-        Y = scalar_targets(problem.Y, problem.loss.loss_id) if oracle is None else None
+        oracle, threads, Y = step_oracle(problem, q, rng, perm, full_batch=q >= 1.0)
 
         def run_chunk(start, stop):
             if oracle is not None:  # steps in Python: full batch in memory, any batch on Dask

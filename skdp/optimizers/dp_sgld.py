@@ -31,12 +31,9 @@ from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._defaults import (
     MAX_STEPS, MIN_STEPS, budget_rho, noisy_gd_step, noisy_gd_time, steps_for_time,
 )
-from ._glm import (
-    block_gradient_sum, full_batch_oracle, gradient_workspace, scalar_targets, thread_mode,
-    threads_allowed,
-)
+from ._glm import block_gradient_sum, gradient_workspace
 from ._step_parts import batch_rate, draw_batch, release_step
-from ._loops import poisson_oracle, sgld_full_batch
+from ._loops import step_oracle, sgld_full_batch
 
 __all__ = ["DPSGLD"]
 
@@ -488,13 +485,7 @@ class DPSGLD(DPOptimizer):
         perm = np.arange(n, dtype=np.int64)
         trace = trace_buffer(n_steps, problem.dim, record_trace, replay)
         record_trace = record_trace or replay is not None
-        threads = thread_mode(threads_allowed(problem.n_samples * w.shape[0]))
-        oracle = poisson_oracle(problem, q, rng, perm)  # rows on Dask workers; None in memory
-        if oracle is None and sampling == FULL:  # full batch in memory: one kernel, no fused loop
-            oracle = full_batch_oracle(problem, threads)
-
-        # the fused kernel (mini-batches) on 1-D targets compiles the scalar gradient path alone
-        Y = scalar_targets(problem.Y, problem.loss.loss_id) if oracle is None else None
+        oracle, threads, Y = step_oracle(problem, q, rng, perm, full_batch=sampling == FULL)
 
         def run_chunk(start, stop):
             if oracle is not None:  # steps in Python: full batch in memory, any batch on Dask
