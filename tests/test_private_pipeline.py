@@ -29,7 +29,8 @@ from skdp.preprocessing import PrivateRobustScaler
 from skdp.privacy import (
     ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent, compute_epsilon,
 )
-from skdp.privacy.quantiles import signed_grid
+from skdp.preprocessing._scaler import centred_epsilons
+from skdp.privacy.quantiles import evidence_ratio, signed_grid
 from skdp.privacy.split import zcdp_budget
 
 DELTA = 1e-5
@@ -111,6 +112,22 @@ def test_scaler_resolves_features_far_from_zero():
     direct = PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=0,
                                  grid=signed_grid()).fit(X)
     assert direct.centres_ is None and np.all(direct.transform(X).std(axis=0) < 0.15)
+
+
+@pytest.mark.parametrize("q, n_quantile, n_centre", [(0.25, 100, 2000), (0.1, 40, 5000),
+                                                     (0.5, 100, 100)])
+def test_centred_epsilons_split_the_budget_at_equal_evidence(q, n_quantile, n_centre):
+    rho, d = 0.05, 7
+    eps_q, eps_c = centred_epsilons(rho, d, q, n_quantile, n_centre)
+    # 2 d quantiles and d centres, each epsilon^2 / 8-zCDP, spend rho exactly ...
+    assert math.isclose(d * (2 * eps_q**2 + eps_c**2) / 8, rho, rel_tol=1e-12)
+    # ... and a centre (a median on its own grid) has the evidence of a quantile, at any n
+    for n in (300, 10_000):
+        assert math.isclose(evidence_ratio(n, eps_c, 0.5, n_centre),
+                            evidence_ratio(n, eps_q, q, n_quantile), rel_tol=1e-12)
+    # the formula of the docstring, written out
+    assert math.isclose(eps_c / eps_q, 2 * q * math.log(n_centre / 0.05)
+                        / math.log(n_quantile / 0.05), rel_tol=1e-12)
 
 
 def test_scaler_with_a_users_grid_releases_on_it():
