@@ -277,6 +277,16 @@ ridge figure is kept: the classifiers' are session 36's) and every part::
         --changed --before-auto ridge:dp_scd --exclude make_classification_hard \
         --out defaults_s37_all   # only its _criteria.md is kept
 
+Session 42 (``defaults_s42_heldout11_10seeds*``): the eleventh held-out part, fixed in session
+38 and never run before, every optimizer of every estimator at today's rules (no change), run
+in two pieces of two data sets each in two processes (about 15 minutes)::
+
+    python benchmarks/bench_defaults.py --heldout heldout11 --datasets adult_bachelors \
+        make_regression_mixed --seeds 10 --out h11_shard_a   # and wine_acidic
+        # make_classification_flip --out h11_shard_b, in a second process
+    python benchmarks/defaults_report.py --after $R/h11_shard_a.csv $R/h11_shard_b.csv \
+        --changed --out defaults_s42_heldout11_10seeds   # the pieces are not kept
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier

@@ -162,6 +162,60 @@ def test_ridge_bounds_hold_targets_far_from_zero_and_warn_of_the_rounding():
     assert shifted.score(X, y - 1e6) > 0.7
 
 
+def test_median_grid_is_fine_where_it_costs_the_model_nothing():
+    """centre_grid_step: the fine grid (ratio 2^(1/64)) exactly where a median on it needs no
+    more than the bounds' base share (a public function of n and the budget), so that a small
+    data set does not pay its model's budget for the finer grid."""
+    from skdp.linear_model._bounds import (
+        Y_BOUNDS_SHARE, bound_share, centre_grid_step,
+    )
+    from skdp.privacy.quantiles import signed_grid
+    from skdp.privacy.split import zcdp_budget
+
+    fine = signed_grid(1.0 / 64.0).size
+    for epsilon in (0.3, 1.0, 3.0):
+        rho = zcdp_budget(epsilon, DELTA)
+        steps = {n: centre_grid_step(n, rho, 2) for n in (100, 300, 486, 1000, 1471, 5000)}
+        for n, step in steps.items():
+            assert step == (1.0 / 64.0 if bound_share(Y_BOUNDS_SHARE, n, 2, fine, rho)
+                            <= Y_BOUNDS_SHARE else 0.25)
+        assert steps[100] == 0.25 and steps[5000] == 1.0 / 64.0
+    assert centre_grid_step(486, zcdp_budget(1.0, DELTA), 2) == 1.0 / 64.0
+    assert centre_grid_step(480, zcdp_budget(1.0, DELTA), 2) == 0.25
+
+
+@pytest.mark.parametrize("offset, spread", [(1000.0, 4.0), (1e5, 4.0), (2000.0, 20.0)])
+def test_ridge_bounds_of_targets_with_a_small_spread_around_an_offset(offset, spread):
+    """Targets far from 0 with a spread below 9% of their magnitude: on the default grid the
+    median was rounded to within 9% and the bounds were as wide as that rounding (1e5 +- 4 on
+    3000 rows at epsilon 1: bounds 3e4 wide, R^2 about -4000); on the fine grid the bounds are
+    tight and the model near the non-private one (a spread of 4 around 1000 or 1e5 is still
+    within the fine grid's rounding of 0.55%: the fit may warn of it)."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(5000, 5))
+    y = offset + spread * (0.9 * X[:, 0] + 0.45 * rng.normal(size=5000))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = DPRidge(epsilon=1.0, delta=DELTA, random_state=0).fit(X[:3000], y[:3000])
+    low, high = est.y_bounds_
+    assert low < np.median(y) < high and high - low < 0.012 * offset + 20 * spread
+    sk = Ridge().fit(X[:3000], y[:3000]).score(X[3000:], y[3000:])
+    assert est.score(X[3000:], y[3000:]) > sk - 0.05
+
+
+def test_ridge_rounding_warning_follows_the_grid():
+    """The rounding warning compares the spread with the rounding of the grid the median was
+    released on: 9% on the default grid (300 rows at epsilon 1), 0.55% on the fine one."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3000, 3))
+    y = 2000.0 + 20.0 * (X[:, 0] + 0.5 * rng.normal(size=3000))
+    with pytest.warns(UserWarning, match=r"known to about 9\.1% of its value"):
+        DPRidge(epsilon=1.0, delta=DELTA, random_state=0).fit(X[:300], y[:300])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPRidge(epsilon=1.0, delta=DELTA, random_state=0).fit(X, y)
+
+
 def test_ridge_bounds_hold_targets_with_an_atom():
     """Targets of which most share one value (60% zeros, a zero-inflated amount): their median
     absolute deviation is 0, and bounds from it collapsed onto the zeros without a warning
@@ -554,7 +608,19 @@ def test_estimator_bound_is_the_mechanism_release():
         assert est.data_norm_ == DATA_NORM_FACTOR * max(release, grid[1])
 
 
-def _replay_ridge_bounds(X, y, eps, seed):
+def _centre_grid_by_hand(n, epsilon):
+    """The targets' median grid by the rule's definition: the grid of ratio 2^(1/64) where a
+    median on it is reliable at the bounds' base share (10% of rho over 2 releases; failure
+    probability 0.01: n eps / 2 >= 2 ln(K / 0.01)), else the default grid (ratio 2^(1/4))."""
+    from skdp.privacy.quantiles import signed_grid
+    from skdp.privacy.split import zcdp_budget
+
+    fine = signed_grid(1.0 / 64.0)
+    eps_base = math.sqrt(8.0 * 0.10 * zcdp_budget(epsilon, DELTA) / 2.0)
+    return fine if n * eps_base / 2.0 >= 2.0 * math.log(fine.size / 0.01) else signed_grid()
+
+
+def _replay_ridge_bounds(X, y, eps, seed, epsilon):
     """The three releases of DPRidge's automatic bounds (y median, upper quartile of
     ``|y - median|``, row-norm median), replayed from the fit's generator: each is
     argmax(eps u / 2 + log prior + Gumbel), u the cell utility (by its definition) for all
@@ -563,7 +629,7 @@ def _replay_ridge_bounds(X, y, eps, seed):
         BOUNDS_PRIOR_DECAY, BOUNDS_PRIOR_DECAY_RELIABLE, DATA_NORM_FACTOR, DATA_NORM_GRID_STEP,
         Y_BOUNDS_MAD_FACTOR, Y_BOUNDS_SPREAD_FACTOR,
     )
-    from skdp.privacy.quantiles import magnitude_prior, positive_grid, signed_grid
+    from skdp.privacy.quantiles import magnitude_prior, positive_grid
 
     rng = np.random.default_rng(seed)
     out = []
@@ -573,7 +639,7 @@ def _replay_ridge_bounds(X, y, eps, seed):
     q_spread = 0.75 if reliable(0.75, eps[1], positive_grid()) else 0.5
     cell = lambda q: lambda v, grid: _cell_utility_by_hand(v, q, grid)  # noqa: E731
     for grid, values, utility, q in (
-            (signed_grid(), lambda: y, cell(0.5), 0.5),
+            (_centre_grid_by_hand(len(y), epsilon), lambda: y, cell(0.5), 0.5),
             (positive_grid(), lambda: np.abs(y - out[0]), cell(q_spread), q_spread),
             (positive_grid(DATA_NORM_GRID_STEP), lambda: np.linalg.norm(X, axis=1), cell(0.5),
              0.5)):
@@ -588,17 +654,24 @@ def _replay_ridge_bounds(X, y, eps, seed):
     return (centre - half, centre + half), DATA_NORM_FACTOR * max(median, positive_grid(0.5)[1])
 
 
-@pytest.mark.parametrize("epsilon", [0.3, 1.0])
-def test_ridge_bounds_are_the_mechanism_releases(epsilon):
+@pytest.mark.parametrize("epsilon, rows", [(0.3, None), (1.0, None), (3.0, None), (1.0, 2000)])
+def test_ridge_bounds_are_the_mechanism_releases(epsilon, rows):
     """y_bounds_ and data_norm_ of DPRidge are functions of the three exponential-mechanism
     draws (with the public base measure) and nothing else of the data, at a small budget (shares
-    raised to the cap) and at the default one."""
+    raised to the cap) and at the default one; the targets' median on the default grid (331
+    rows of diabetes at epsilon <= 1) and on the fine one (at epsilon 3, and 2000 rows)."""
     X_tr, _, y_tr, _ = _raw_diabetes()
+    if rows is not None:  # the same design, more rows: resampled with a little noise
+        rng = np.random.default_rng(5)
+        pick = rng.integers(0, len(y_tr), rows)
+        X_tr = X_tr[pick] * (1 + 0.01 * rng.normal(size=(rows, X_tr.shape[1])))
+        y_tr = y_tr[pick] + rng.normal(size=rows)
+    assert (_centre_grid_by_hand(len(y_tr), epsilon).size > 1000) == (epsilon == 3 or bool(rows))
     for seed in range(3):
         est = DPRidge(epsilon=epsilon, delta=DELTA, random_state=seed).fit(X_tr, y_tr)
         b = est.privacy_record_.details["private_bounds"]
         eps = [b[k]["epsilon"] for k in ("y_median", "y_spread", "data_norm")]
-        y_bounds, data_norm = _replay_ridge_bounds(X_tr, y_tr, eps, seed)
+        y_bounds, data_norm = _replay_ridge_bounds(X_tr, y_tr, eps, seed, epsilon)
         assert est.y_bounds_ == pytest.approx(y_bounds, rel=1e-12)
         assert est.data_norm_ == data_norm
 

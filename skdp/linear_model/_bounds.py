@@ -48,8 +48,10 @@ from ..privacy import (
     ComposedEvent, ExponentialMechanismEvent, PrivacyRecord, ZCDPEvent, compute_epsilon,
     rdp_epsilon_and_order,
 )
+from ..preprocessing._scaler import CENTRE_GRID_LOG2_STEP
 from ..privacy.quantiles import (
-    em_epsilon, is_reliable, magnitude_prior, positive_grid, private_quantile, signed_grid,
+    GRID_LOG2_STEP, em_epsilon, is_reliable, magnitude_prior, positive_grid, private_quantile,
+    signed_grid,
 )
 from ..privacy.split import remaining_epsilon, remaining_rho, zcdp_budget
 
@@ -59,6 +61,7 @@ __all__ = [
     "DATA_NORM_GRID_STEP",
     "DATA_NORM_CELLS",
     "Y_BOUNDS_SHARE",
+    "Y_CENTRE_GRID_LOG2_STEP",
     "Y_BOUNDS_SPREAD_FACTOR",
     "Y_SPREAD_QUANTILE",
     "Y_BOUNDS_MAD_FACTOR",
@@ -66,7 +69,6 @@ __all__ = [
     "Y_TAIL_MIN_FRACTION",
     "MAX_BOUND_SHARE",
     "Y_BOUNDS_CELLS",
-    "Y_OFFSET_WARNING",
     "BOUNDS_PRIOR_DECAY",
     "BOUNDS_PRIOR_DECAY_RELIABLE",
     "bound_share",
@@ -74,6 +76,7 @@ __all__ = [
     "PrivateFit",
     "resolve_data_norm",
     "resolve_y_bounds",
+    "centre_grid_step",
     "resolve_target_bounds",
     "public_target_bounds",
     "tail_plan",
@@ -94,11 +97,20 @@ DATA_NORM_GRID_STEP = 0.5
 #: up to 3 points at small budgets, but raw breast cancer, whose row norm carries much of the
 #: signal, lost 2 to 3 (1.25) and 6 to 9 (1) points at epsilon >= 0.3; kept at 1.5.
 DATA_NORM_FACTOR = 1.5
-#: Share of the fit's rho spent on ``y_bounds="auto"``: two private quantiles (the median of y,
-#: then the ``Y_SPREAD_QUANTILE`` quantile of ``|y - median|``) over grids of ratio 2^(1/8) and
-#: 2^(1/4), at epsilon 0.11 each at epsilon = 1, delta = 1e-5 (the median reliable from n =
-#: 325, the spread from n = 650; below, :func:`bound_share` raises the share).
+#: Share of the fit's rho spent on ``y_bounds="auto"``: two private quantiles (the median of y
+#: on the fine grid of :data:`Y_CENTRE_GRID_LOG2_STEP`, then the ``Y_SPREAD_QUANTILE`` quantile
+#: of ``|y - median|`` on the default grid, ratio 2^(1/4)), at epsilon 0.11 each at epsilon = 1,
+#: delta = 1e-5 (the median reliable from n = 425, the spread from n = 598; below,
+#: :func:`bound_share` raises the share).
 Y_BOUNDS_SHARE = 0.10
+#: Spacing (log2) of the grid of the targets' private median: the scaler's centre grid
+#: (:data:`skdp.preprocessing.CENTRE_GRID_LOG2_STEP`, ratio 2^(1/64); one rule for every private
+#: centre), which rounds the median to within 0.55% of its magnitude. On the default grid (ratio
+#: 2^(1/4)) until session 42 it was rounded to within 9%, and targets whose spread is below
+#: that (years, temperatures in kelvin, a large constant offset) got bounds as wide as the
+#: rounding, and a model whose intercept noise is as large. Measured
+#: (``benchmarks/dev_rules_y_centre_grid.py``): see its report.
+Y_CENTRE_GRID_LOG2_STEP = CENTRE_GRID_LOG2_STEP
 #: The quantile of ``|y - median|`` that sets the targets' spread where its release is reliable
 #: (:func:`~skdp.privacy.quantiles.is_reliable`, after :func:`bound_share`; a public decision).
 #: It was the median (the MAD) everywhere until session 10: targets with an atom (a value shared
@@ -154,10 +166,6 @@ Y_BOUNDS_CELLS = True
 #: of two cells, gets the lower candidate more often, 0.5 to 0.7 points at epsilon 1 over 40
 #: splits (why session 10 had kept points).
 DATA_NORM_CELLS = True
-#: ``DPRidge(y_bounds="auto")`` warns when the released spread (:data:`Y_SPREAD_QUANTILE`) is
-#: below this fraction of the released centre's magnitude (the grid's rounding of the centre,
-#: 2^(1/8) - 1).
-Y_OFFSET_WARNING = 2.0 ** 0.125 - 1.0
 
 #: Most of a fit's rho that one automatic bound may take when its base share is too little for
 #: the data set's size (see :func:`bound_share`): a DPRidge fit keeps at least 1 - 2 x 0.4 of
@@ -576,7 +584,8 @@ def resolve_y_bounds(y, fit, sample_weight=None, n_outputs=1, name=""):
     # Cells (Y_BOUNDS_CELLS): targets often sit far from 0 relative to their spread, between
     # two candidates of the log grid, where scoring the candidates as points ties them all
     count = 2 * n_outputs  # the median and the spread of each column
-    centre = fit.quantile(y, 0.5, Y_BOUNDS_SHARE, count, signed_grid(), "y_median" + name,
+    step = centre_grid_step(y.shape[0], fit.rho, count)
+    centre = fit.quantile(y, 0.5, Y_BOUNDS_SHARE, count, signed_grid(step), "y_median" + name,
                           Y_BOUNDS_CELLS)
     grid = positive_grid()
     # the upper quartile where its release is reliable, else the median (MAD): a public choice
@@ -587,7 +596,7 @@ def resolve_y_bounds(y, fit, sample_weight=None, n_outputs=1, name=""):
     spread = fit.quantile(deviation, q, Y_BOUNDS_SHARE, count, grid, "y_spread" + name,
                           Y_BOUNDS_CELLS)
     half = factor * max(spread, grid[1])
-    _warn_if_offset_dominates(fit.source, centre, spread)
+    _warn_if_offset_dominates(fit.source, centre, spread, step)
     tail = (tail_plan(y.shape[0], fit.rho, grid.size, n_outputs) if q == Y_SPREAD_QUANTILE
             else None)
     if tail is not None and spread <= grid[1]:
@@ -601,6 +610,21 @@ def resolve_y_bounds(y, fit, sample_weight=None, n_outputs=1, name=""):
         fit.charge_planned(tail, "y_tail" + name)
     _warn_if_spread_collapsed(fit.source, spread, grid, q)
     return centre - half, centre + half
+
+
+def centre_grid_step(n, rho, count):
+    """The log2 step of the public grid of the targets' private median in a fit of ``n`` rows
+    and zCDP budget ``rho`` (``count`` releases sharing :data:`Y_BOUNDS_SHARE`): the fine
+    :data:`Y_CENTRE_GRID_LOG2_STEP` where a median on its grid needs no more than that share to
+    be reliable (:func:`bound_share`), else the default grid's, whose fewer candidates need less
+    (6147 candidates against 387: the fine grid from 486 rows at epsilon 1, 1471 at 0.3, 181 at
+    3, delta 1e-5). Below that the larger grid would take budget from the model
+    (``benchmarks/dev_rules_y_centre_grid.py``: 0.04 of R^2 at 300 rows, epsilon 1, with the
+    fine grid everywhere). Public quantities only."""
+    fine = signed_grid(Y_CENTRE_GRID_LOG2_STEP).size
+    if bound_share(Y_BOUNDS_SHARE, n, count, fine, rho) <= Y_BOUNDS_SHARE:
+        return Y_CENTRE_GRID_LOG2_STEP
+    return GRID_LOG2_STEP
 
 
 def tail_plan(n, rho, n_candidates, count=1):
@@ -676,24 +700,25 @@ def _warn_if_spread_collapsed(source, spread, grid, q):
         )
 
 
-def _warn_if_offset_dominates(source, centre, spread):
+def _warn_if_offset_dominates(source, centre, spread, step):
     """Warn when the targets' spread may be below the rounding of their private centre.
 
-    The signed grid rounds the median to within about ``2^(1/8) - 1`` (9%) of its magnitude.
-    Targets whose spread is smaller than that (years near 2000, temperatures in kelvin, a large
-    constant offset) get bounds as wide as the rounding error (the released spread is then about
-    that error), and the optimizer sees a small signal on a large constant: on 2000 rows of
-    1e6 +- 30 at epsilon 1 the model's R^2 is about -5000 (0.78 with 1e6 subtracted); on 3000
-    rows of years near 2000 +- 20 it is still 0.79. The two cases look alike in the releases, so
-    the warning says "may". Post-processing of the two releases: it reads nothing else and costs
-    nothing.
+    A grid of log2 step ``step`` (:func:`centre_grid_step`) rounds the median to within
+    ``2^(step / 2) - 1`` of its magnitude (0.55% on the fine grid, 9% on the default one).
+    Targets whose spread is smaller than that (a large constant offset: 1e6 +- 30; at small n,
+    years or temperatures in kelvin) get bounds as wide as the rounding error (the released
+    spread is then about that error), and the optimizer sees a small signal on a large
+    constant, whose intercept noise is scaled by the bounds. The two cases look alike in the
+    releases, so the warning says "may". Post-processing of the two releases: it reads nothing
+    else and costs nothing.
     """
-    if centre != 0.0 and spread < Y_OFFSET_WARNING * abs(centre):
+    rounding = 2.0 ** (step / 2.0) - 1.0
+    if centre != 0.0 and spread < rounding * abs(centre):
         warnings.warn(
             f"{source}: the targets' private spread ({spread:.3g}, a quantile of "
             "|y - median|) is "
             f"within the rounding of their private centre ({centre:.4g}, known to about "
-            f"{Y_OFFSET_WARNING:.0%} of its value), so the target bounds may be many times "
+            f"{100 * rounding:.2g}% of its value), so the target bounds may be many times "
             "wider than the targets' spread "
             "and the model less precise than it could be. If the targets sit far from 0, "
             "subtract a public offset from y (a typical value known without the data) or give "
