@@ -287,6 +287,15 @@ in two pieces of two data sets each in two processes (about 15 minutes)::
     python benchmarks/defaults_report.py --after $R/h11_shard_a.csv $R/h11_shard_b.csv \
         --changed --out defaults_s42_heldout11_10seeds   # the pieces are not kept
 
+Session 43 (``defaults_s43_heldout12_10seeds*``): the twelfth held-out part, fixed in session 42
+and never run before, the same way (about a minute per piece)::
+
+    python benchmarks/bench_defaults.py --heldout heldout12 --datasets adult_craft \
+        make_regression_clean --seeds 10 --out h12_shard_a   # and wine_strong
+        # make_classification_twin --out h12_shard_b, in a second process
+    python benchmarks/defaults_report.py --after $R/h12_shard_a.csv $R/h12_shard_b.csv \
+        --changed --out defaults_s43_heldout12_10seeds   # the pieces are not kept
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier

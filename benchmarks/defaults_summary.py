@@ -42,6 +42,15 @@ the ninth part's as looked-at grids, the tenth held-out part as the judge::
         $R/defaults_s37_heldout9_10seeds.csv --judge $R/defaults_s38_heldout10_10seeds.csv \
         --out defaults_s38_summary
 
+Session 43's (``results/defaults_s43_summary.*``, not yet in the docs): the same pieces and the
+tenth and eleventh parts' as looked-at grids, the twelfth held-out part as the judge, with
+``--exclude make_classification_hard``::
+
+    python benchmarks/defaults_summary.py --grids (the twelve pieces above) \
+        $R/defaults_s38_heldout10_10seeds.csv $R/defaults_s42_heldout11_10seeds.csv \
+        --judge $R/defaults_s43_heldout12_10seeds.csv --exclude make_classification_hard \
+        --out defaults_s43_summary
+
 The same pieces plus the eighth part's, given to ``defaults_report.py --after ... --changed
 --exclude make_classification_hard --out defaults_s36_all``, give every part's criteria at
 today's rules (``results/defaults_s36_all_criteria.md``; its 13 MB csv and figures are not kept).
