@@ -377,6 +377,19 @@ def _adult_target(column, drop, bounds=None, positive=None, above=None):
     return _task(XX, raw_tr[:, column].astype(float), raw_te[:, column].astype(float), bounds)
 
 
+def _wine_measurement_target(column, label=None, bounds=None):
+    """White wine's measurement ``column`` from its other 10 (standardised; the quality rating is
+    not used): the class ``label(values)``, or the values themselves mapped by their public
+    ``bounds``."""
+    X_tr, _, X_te, _ = load_wine_frame()
+    # the last column as a slice: the same standardised floats, bit for bit, as the runs before
+    keep = slice(0, 10) if column == 10 else [k for k in range(11) if k != column]
+    XX = _standardise(X_tr[:, keep], X_te[:, keep])
+    if label is None:
+        return _task(XX, X_tr[:, column], X_te[:, column], bounds)
+    return _task(XX, label(X_tr[:, column]).astype(int), label(X_te[:, column]).astype(int))
+
+
 #: The generated classification sets: ``make_classification``'s parameters (40000 rows; the last
 #: 8000 the test part). Two clusters per class (scikit-learn's default) unless
 #: ``n_clusters_per_class`` says otherwise; the label noise is ``flip_y``.
@@ -524,9 +537,7 @@ def load(name):
     elif name == "wine_alcohol":
         # fourth held-out part: white wine's alcohol (% by volume; public range 8..15) from its
         # other 10 measurements (alcohol is the last column; the quality rating is not used)
-        X_tr, _, X_te, _ = load_wine_frame()
-        out = _task(_standardise(X_tr[:, :10], X_te[:, :10]), X_tr[:, 10], X_te[:, 10],
-                    (8.0, 15.0))
+        out = _wine_measurement_target(10, bounds=(8.0, 15.0))
     elif name == "make_regression_sparse":
         # fourth held-out part: 60 features of which 5 informative, Gaussian noise of sd 0.5 x
         # the signal's; bounds +-3 x the signal's sd x sqrt(1.25) (known to the generator)
@@ -593,10 +604,7 @@ def load(name):
     elif name == "wine_sweet":
         # tenth held-out part: white wine with more than 5 g/l of residual sugar (50%) from its
         # other 10 measurements (the sugar itself and the quality rating are not features)
-        X_tr, _, X_te, _ = load_wine_frame()
-        keep = [k for k in range(11) if k != 3]
-        out = _task(_standardise(X_tr[:, keep], X_te[:, keep]), (X_tr[:, 3] > 5).astype(int),
-                    (X_te[:, 3] > 5).astype(int))
+        out = _wine_measurement_target(3, label=lambda sugar: sugar > 5)
     elif name == "make_regression_narrow":
         # tenth held-out part: 10 features of which 6 informative, Gaussian noise of sd 0.6 x
         # the signal's (R^2 at most 0.74); bounds +-3 x the signal's sd x sqrt(1.36) (known to
@@ -610,10 +618,7 @@ def load(name):
     elif name == "wine_acidic":
         # eleventh held-out part: white wine with a pH of 3.1 or less from its other 10
         # measurements (the pH itself and the quality rating are not features)
-        X_tr, _, X_te, _ = load_wine_frame()
-        keep = [k for k in range(11) if k != 8]
-        out = _task(_standardise(X_tr[:, keep], X_te[:, keep]), (X_tr[:, 8] <= 3.1).astype(int),
-                    (X_te[:, 8] <= 3.1).astype(int))
+        out = _wine_measurement_target(8, label=lambda ph: ph <= 3.1)
     elif name == "make_regression_mixed":
         # eleventh held-out part: 40 features of which 12 informative, Gaussian noise of sd 0.5
         # x the signal's (R^2 at most 0.8); bounds +-3 x the signal's sd x sqrt(1.25) (known to
@@ -626,9 +631,7 @@ def load(name):
     elif name == "wine_strong":
         # twelfth held-out part: white wine with more than 11% alcohol (32%) from its other 10
         # measurements (the alcohol itself and the quality rating are not features)
-        X_tr, _, X_te, _ = load_wine_frame()
-        out = _task(_standardise(X_tr[:, :10], X_te[:, :10]), (X_tr[:, 10] > 11).astype(int),
-                    (X_te[:, 10] > 11).astype(int))
+        out = _wine_measurement_target(10, label=lambda alcohol: alcohol > 11)
     elif name == "make_regression_clean":
         # twelfth held-out part: 20 features of which 10 informative, Gaussian noise of sd 0.3
         # x the signal's (R^2 at most 0.92); bounds +-3 x the signal's sd x sqrt(1.09) (known to
@@ -643,10 +646,7 @@ def load(name):
         # thirteenth held-out part: white wine with a total sulfur dioxide above 150 mg/l (37%)
         # from its other 10 measurements (the total itself and the quality rating are not
         # features)
-        X_tr, _, X_te, _ = load_wine_frame()
-        keep = [k for k in range(11) if k != 6]
-        out = _task(_standardise(X_tr[:, keep], X_te[:, keep]), (X_tr[:, 6] > 150).astype(int),
-                    (X_te[:, 6] > 150).astype(int))
+        out = _wine_measurement_target(6, label=lambda total_so2: total_so2 > 150)
     elif name == "make_regression_tall":
         # thirteenth held-out part: 8 features of which 5 informative, Gaussian noise of sd 0.8
         # x the signal's (R^2 at most 0.61); bounds +-3 x the signal's sd x sqrt(1.64) (known to
