@@ -54,7 +54,8 @@ def _to_array(obj, name):
     import dask.array as da
 
     if hasattr(obj, "to_dask_array"):  # dask DataFrame / Series: lengths computed once
-        obj = obj.to_dask_array(lengths=True)
+        lengths = compute(obj.map_partitions(len))[0]
+        obj = obj.to_dask_array(lengths=tuple(int(length) for length in lengths))
     if not isinstance(obj, da.Array):
         raise ValueError(f"{name} must be a dask array, DataFrame or Series; got {type(obj)}")
     if any(np.isnan(c) for chunks in obj.chunks for c in chunks):
@@ -154,13 +155,25 @@ def compute(*collections):
 
 
 def compute_chunk_sizes(a):
-    """``a.compute_chunk_sizes()`` on the scheduler :func:`compute` picks."""
-    import dask
+    """A dask array with ``a``'s graph and its chunk sizes known, computed on the scheduler
+    :func:`compute` picks; ``a`` itself is left as it was.
 
-    if _configured_scheduler():
-        return a.compute_chunk_sizes()
-    with dask.config.set(scheduler="sync"):
-        return a.compute_chunk_sizes()
+    Dask's ``a.compute_chunk_sizes()`` writes the sizes into ``a`` (the caller's array, when
+    ``a`` came from the user), and running it on the synchronous scheduler would need
+    ``dask.config.set``, which changes the configuration of every thread of the process.
+    """
+    import dask
+    import dask.array as da
+
+    blocks = a.to_delayed().ravel()
+    shapes = compute(*[dask.delayed(np.shape)(block) for block in blocks])
+    shapes = np.asarray(shapes, dtype=np.int64).reshape(a.numblocks + (a.ndim,))
+    chunks = []
+    for axis in range(a.ndim):
+        # the blocks along this axis, at block 0 of every other axis
+        along = tuple(slice(None) if i == axis else 0 for i in range(a.ndim))
+        chunks.append(tuple(int(size) for size in shapes[along + (axis,)]))
+    return da.Array(a.dask, a.name, tuple(chunks), meta=a._meta)
 
 
 # -- what runs on the workers --------------------------------------------------------------------

@@ -754,3 +754,56 @@ def test_tail_of_zero_inflated_targets_is_the_memory_release():
     assert tail is not None and tail > 0
     assert b.y_bounds_ == a.y_bounds_ and b.data_norm_ == a.data_norm_
     _assert_same_fit(a, b)
+
+
+def test_unknown_chunk_sizes_are_computed_without_touching_the_callers_arrays():
+    """Dask arrays whose chunk sizes are unknown (a boolean selection of the rows) fit as the
+    same rows with their sizes known, and the caller's arrays keep their unknown sizes (dask's
+    own ``compute_chunk_sizes`` would write the sizes into them)."""
+    X, y2, _, _ = _data(4)
+    Xd, yd = _lazy(X), _lazy(y2)
+    keep = Xd[:, 0] > -1.0
+    Xs, ys = Xd[keep], yd[keep]
+    assert np.isnan(Xs.chunks[0][0]) and np.isnan(ys.chunks[0][0])
+    params = dict(epsilon=0.8, delta=1e-6, data_norm="auto", random_state=3,
+                  optimizer=DPGDWS(max_iter=15))
+    selected = DPLogisticRegression(**params).fit(Xs, ys)
+    assert all(np.isnan(c) for c in Xs.chunks[0]) and all(np.isnan(c) for c in ys.chunks[0])
+    rows = X[:, 0] > -1.0
+    known = [int(np.sum(rows[a:a + c])) for a, c in zip(np.cumsum((0,) + CHUNKS[:-1]), CHUNKS)]
+    Xk = da.from_array(X[rows], chunks=(tuple(known), X.shape[1]))
+    yk = da.from_array(y2[rows], chunks=(tuple(known),))
+    _assert_same_fit(DPLogisticRegression(**params).fit(Xk, yk), selected)
+
+
+def test_chunk_sizes_on_the_synchronous_scheduler_leave_other_threads_configuration(
+        monkeypatch):
+    """Without a Client, the chunk sizes are computed in the calling thread, and the
+    configuration other threads read stays what it was (``dask.config.set`` would change it
+    for the whole process while the sizes are computed)."""
+    import threading
+
+    import dask
+
+    import skdp._dask as skdp_dask
+
+    monkeypatch.setattr(skdp_dask, "_client", lambda: None)
+    seen = []
+
+    def look(block):
+        reader = threading.Thread(
+            target=lambda: seen.append((threading.get_ident() == here,
+                                        dask.config.get("scheduler", None))))
+        reader.start()
+        reader.join()
+        return block[block[:, 0] > 0]
+
+    here = threading.get_ident()
+    a = da.from_array(np.arange(-20.0, 20.0).reshape(20, 2), chunks=(7, 2))
+    with dask.config.set(scheduler=None):
+        selected = a.map_blocks(look, chunks=((np.nan,) * 3, (2,)), dtype=float)
+        sized = skdp_dask.compute_chunk_sizes(selected)
+    assert sized.chunks == ((0, 3, 6), (2,))  # rows 11 to 19 have a first column > 0
+    np.testing.assert_array_equal(sized.compute(scheduler="sync"),
+                                  np.arange(-20.0, 20.0).reshape(20, 2)[11:])
+    assert seen[:3] == [(False, None)] * 3
