@@ -296,6 +296,15 @@ and never run before, the same way (about a minute per piece)::
     python benchmarks/defaults_report.py --after $R/h12_shard_a.csv $R/h12_shard_b.csv \
         --changed --out defaults_s43_heldout12_10seeds   # the pieces are not kept
 
+Session 45 (``defaults_s45_heldout13_10seeds*``): the thirteenth held-out part, fixed in
+session 43 and never run before, the same way (15 to 21 minutes a piece, two processes)::
+
+    python benchmarks/bench_defaults.py --heldout heldout13 --datasets adult_clerical \
+        make_regression_tall --seeds 10 --out h13_shard_a   # and wine_sulphurous
+        # make_classification_sparse --out h13_shard_b, in a second process
+    python benchmarks/defaults_report.py --after $R/h13_shard_a.csv $R/h13_shard_b.csv \
+        --changed --out defaults_s45_heldout13_10seeds   # the pieces are not kept
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier

@@ -51,6 +51,13 @@ tenth and eleventh parts' as looked-at grids, the twelfth held-out part as the j
         --judge $R/defaults_s43_heldout12_10seeds.csv --exclude make_classification_hard \
         --out defaults_s43_summary
 
+Session 45's (``results/defaults_s45_summary.*``, not in the docs): the same pieces and the
+twelfth part's as looked-at grids, the thirteenth held-out part as the judge::
+
+    python benchmarks/defaults_summary.py --grids (the fourteen pieces above) \
+        $R/defaults_s43_heldout12_10seeds.csv --judge $R/defaults_s45_heldout13_10seeds.csv \
+        --exclude make_classification_hard --out defaults_s45_summary
+
 The same pieces plus the eighth part's, given to ``defaults_report.py --after ... --changed
 --exclude make_classification_hard --out defaults_s36_all``, give every part's criteria at
 today's rules (``results/defaults_s36_all_criteria.md``; its 13 MB csv and figures are not kept).
