@@ -756,10 +756,23 @@ def test_tail_of_zero_inflated_targets_is_the_memory_release():
     _assert_same_fit(a, b)
 
 
-def test_unknown_chunk_sizes_are_computed_without_touching_the_callers_arrays():
+@pytest.mark.parametrize("where", ["local", "cluster"])
+def test_unknown_chunk_sizes_are_computed_without_touching_the_callers_arrays(where, request,
+                                                                               monkeypatch):
     """Dask arrays whose chunk sizes are unknown (a boolean selection of the rows) fit as the
-    same rows with their sizes known, and the caller's arrays keep their unknown sizes (dask's
-    own ``compute_chunk_sizes`` would write the sizes into them)."""
+    same rows with their sizes known, on the local scheduler and on a cluster, and the caller's
+    arrays keep their unknown sizes (dask's own ``compute_chunk_sizes`` would write the sizes
+    into them)."""
+    import dask
+
+    import skdp._dask as skdp_dask
+
+    if where == "cluster":
+        cluster_client = request.getfixturevalue("client")
+        monkeypatch.setattr(skdp_dask, "_client", lambda: cluster_client)
+    else:  # as without a client (a test client, when alive, sets the scheduler)
+        monkeypatch.setattr(skdp_dask, "_client", lambda: None)
+        monkeypatch.setitem(dask.config.config, "scheduler", None)
     X, y2, _, _ = _data(4)
     Xd, yd = _lazy(X), _lazy(y2)
     keep = Xd[:, 0] > -1.0
