@@ -173,7 +173,7 @@ def compute_chunk_sizes(a):
         # the blocks along this axis, at block 0 of every other axis
         along = tuple(slice(None) if i == axis else 0 for i in range(a.ndim))
         chunks.append(tuple(int(size) for size in shapes[along + (axis,)]))
-    return da.Array(a.dask, a.name, tuple(chunks), meta=a._meta)
+    return da.Array(a.dask, a.name, tuple(chunks), meta=a)  # as dask's Array.copy
 
 
 # -- what runs on the workers --------------------------------------------------------------------

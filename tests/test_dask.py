@@ -763,6 +763,8 @@ def test_unknown_chunk_sizes_are_computed_without_touching_the_callers_arrays(wh
     same rows with their sizes known, on the local scheduler and on a cluster, and the caller's
     arrays keep their unknown sizes (dask's own ``compute_chunk_sizes`` would write the sizes
     into them)."""
+    import contextlib
+
     import dask
 
     import skdp._dask as skdp_dask
@@ -770,9 +772,10 @@ def test_unknown_chunk_sizes_are_computed_without_touching_the_callers_arrays(wh
     if where == "cluster":
         cluster_client = request.getfixturevalue("client")
         monkeypatch.setattr(skdp_dask, "_client", lambda: cluster_client)
-    else:  # as without a client (a test client, when alive, sets the scheduler)
+        scheduler = contextlib.nullcontext()
+    else:
         monkeypatch.setattr(skdp_dask, "_client", lambda: None)
-        monkeypatch.setitem(dask.config.config, "scheduler", None)
+        scheduler = dask.config.set(scheduler=None)  # as without a client (a test client sets one)
     X, y2, _, _ = _data(4)
     Xd, yd = _lazy(X), _lazy(y2)
     keep = Xd[:, 0] > -1.0
@@ -780,7 +783,8 @@ def test_unknown_chunk_sizes_are_computed_without_touching_the_callers_arrays(wh
     assert np.isnan(Xs.chunks[0][0]) and np.isnan(ys.chunks[0][0])
     params = dict(epsilon=0.8, delta=1e-6, data_norm="auto", random_state=3,
                   optimizer=DPGDWS(max_iter=15))
-    selected = DPLogisticRegression(**params).fit(Xs, ys)
+    with scheduler:
+        selected = DPLogisticRegression(**params).fit(Xs, ys)
     assert all(np.isnan(c) for c in Xs.chunks[0]) and all(np.isnan(c) for c in ys.chunks[0])
     rows = X[:, 0] > -1.0
     known = [int(np.sum(rows[a:a + c])) for a, c in zip(np.cumsum((0,) + CHUNKS[:-1]), CHUNKS)]
@@ -801,17 +805,17 @@ def test_chunk_sizes_on_the_synchronous_scheduler_leave_other_threads_configurat
     import skdp._dask as skdp_dask
 
     monkeypatch.setattr(skdp_dask, "_client", lambda: None)
-    seen = []
+    here = threading.get_ident()
+    seen = []  # per block: (run in the calling thread, the scheduler another thread reads)
 
     def look(block):
-        reader = threading.Thread(
-            target=lambda: seen.append((threading.get_ident() == here,
-                                        dask.config.get("scheduler", None))))
+        other = []
+        reader = threading.Thread(target=lambda: other.append(dask.config.get("scheduler", None)))
         reader.start()
         reader.join()
+        seen.append((threading.get_ident() == here, other[0]))
         return block[block[:, 0] > 0]
 
-    here = threading.get_ident()
     a = da.from_array(np.arange(-20.0, 20.0).reshape(20, 2), chunks=(7, 2))
     with dask.config.set(scheduler=None):
         selected = a.map_blocks(look, chunks=((np.nan,) * 3, (2,)), dtype=float)
@@ -819,4 +823,4 @@ def test_chunk_sizes_on_the_synchronous_scheduler_leave_other_threads_configurat
     assert sized.chunks == ((0, 3, 6), (2,))  # rows 11 to 19 have a first column > 0
     np.testing.assert_array_equal(sized.compute(scheduler="sync"),
                                   np.arange(-20.0, 20.0).reshape(20, 2)[11:])
-    assert seen[:3] == [(False, None)] * 3
+    assert seen[:3] == [(True, None)] * 3
