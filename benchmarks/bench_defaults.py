@@ -170,8 +170,8 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   is judged on the fourteenth part first.
 * fourteenth held-out part (``--heldout heldout14``; session 45, fixed and committed before any
   of its cells was run, only the class shares of its targets and the shapes seen): Adult's
-  marital status "Never-married" (33%) from the other columns except the relationship
-  (``adult_never_married``), white wine with a volatile acidity above 0.3 g/l (31%) from its
+  marital status "Never-married" (33%) from its other columns, the relationship (which nearly
+  determines it) not a feature either (``adult_never_married``), white wine with a volatile acidity above 0.3 g/l (31%) from its
   other 10 measurements (``wine_volatile``), ``make_classification_broad`` (d 80, 10
   informative, 10 redundant, classes 60 / 40, 5% label noise, class_sep 1.5, one cluster per
   class) and ``make_regression_few`` (d 15, 3 informative, Gaussian noise of sd 1.2 x the
