@@ -2,21 +2,26 @@
 
 ``optimizer="auto"`` of a binary DPLinearSVC runs dp_scd where ``s < SVC_DUAL_MAX_SNR`` with a
 public row bound (``skdp.optimizers._defaults.prefers_dual``), dp_gdws elsewhere. This script
-reads the grid's results (the files of ``defaults_summary.py``'s table, every part up to the
-thirteenth), finds the cells where the default ran dp_scd (its score equals dp_scd's at the
-same seed, and differs from dp_gdws's, in most seeds) and reports dp_scd minus dp_gdws there,
-per part: what the switch gained against never switching. It reads results only; no fit.
+reads the grid's results (the files of ``defaults_summary.py``'s session-45 table, every part up
+to the thirteenth), takes the cells where the rule picks dp_scd (``bench_defaults.auto_choice``,
+on the cell's public quantities) and reports dp_scd minus dp_gdws there, per part: what the
+switch gained against never switching. It refits nothing (it loads the data sets for their
+column counts).
 
 Usage: ``python benchmarks/svc_switch_record.py [--out PATH]``
 """
 
 import argparse
+import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-RESULTS = Path(__file__).resolve().parent / "results"
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import bench_defaults as bd  # noqa: E402
+import defaults_report as dr  # noqa: E402
+
 FILES = (
     "defaults_s35_10seeds.csv", "defaults_s36_svc_scd_s17b.csv", "defaults_s23_heldout4.csv",
     "defaults_s36_scd_heldout4.csv", "defaults_s31_heldout5_10seeds.csv",
@@ -27,44 +32,42 @@ FILES = (
     "defaults_s42_heldout11_10seeds.csv", "defaults_s43_heldout12_10seeds.csv",
     "defaults_s45_heldout13_10seeds.csv",
 )
-KEY = ["part", "dataset", "n", "eps", "seed"]
 
 
-def switched_cells(frame):
-    """Per cell where the default ran dp_scd: the mean scores of dp_scd and dp_gdws."""
-    svc = frame[frame.estimator == "svc"].drop_duplicates(KEY + ["method"], keep="last")
-    piv = svc.pivot_table(index=KEY, columns="method", values="score")
-    piv = piv.dropna(subset=["auto", "dp_scd", "dp_gdws"])
-    piv["ran_scd"] = np.isclose(piv.auto, piv.dp_scd) & ~np.isclose(piv.dp_scd, piv.dp_gdws)
-    cells = piv.groupby(KEY[:-1]).agg(
-        ran_scd=("ran_scd", "mean"), scd=("dp_scd", "mean"), gdws=("dp_gdws", "mean"),
-        seeds=("auto", "count"))
-    cells = cells[cells.ran_scd > 0.5]
-    return cells.assign(gain=100.0 * (cells.scd - cells.gdws))
+def switch_gains(rows):
+    """{part: [points dp_scd minus dp_gdws, per cell where the SVC's rule runs dp_scd]}."""
+    gains = {}
+    for (part, est), cells in bd.summarise(rows).items():
+        if est != "svc":
+            continue
+        for (ds, n, eps), c in cells.items():
+            if "dp_scd" in c and "dp_gdws" in c and bd.auto_choice(est, ds, n, eps) == "dp_scd":
+                gains.setdefault(part, []).append(100.0 * (c["dp_scd"] - c["dp_gdws"]))
+    return gains
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=RESULTS / "svc_switch_record.md")
+    parser.add_argument("--out", type=Path, default=bd.RESULTS / "svc_switch_record.md")
     args = parser.parse_args()
-    frame = pd.concat([pd.read_csv(RESULTS / f) for f in FILES])
-    cells = switched_cells(frame)
-    per_part = cells.groupby("part").gain.agg(["count", "mean", "min", "max"])
-    per_part["ahead"] = cells.groupby("part").gain.apply(lambda g: int((g > 0).sum()))
+    rows = [r for r in dr._load([bd.RESULTS / f for f in FILES]).values() if r["estimator"] == "svc"]
+    gains = switch_gains(rows)
     lines = [
         "# DPLinearSVC's small-budget switch to dp_scd, part by part", "",
         f"`python benchmarks/svc_switch_record.py` on {len(FILES)} result files. Cells where "
-        "the default ran dp_scd (in most seeds); gain = dp_scd minus dp_gdws, points of "
-        "accuracy, mean over the cell's seeds.", "",
+        "the rule runs dp_scd; gain = dp_scd minus dp_gdws, points of accuracy, mean over the "
+        "cell's seeds.", "",
         "| part | cells | mean gain | cells ahead | worst | best |", "|---|---:|---:|---:|---:|---:|",
     ]
-    for part, r in per_part.iterrows():
-        lines.append(f"| {part} | {int(r['count'])} | {r['mean']:+.2f} | {int(r['ahead'])} | "
-                     f"{r['min']:+.2f} | {r['max']:+.2f} |")
-    lines += ["", f"All: {len(cells)} cells, mean gain {cells.gain.mean():+.2f} points, "
-              f"{int((cells.gain > 0).sum())} ahead, {int((cells.gain < -1).sum())} more than a "
-              f"point behind; {int((per_part['mean'] > 0).sum())} of {len(per_part)} parts ahead "
-              "on average."]
+    for part, g in sorted(gains.items()):
+        g = np.array(g)
+        lines.append(f"| {part} | {g.size} | {g.mean():+.2f} | {int((g > 0).sum())} | "
+                     f"{g.min():+.2f} | {g.max():+.2f} |")
+    every = np.concatenate([np.array(g) for g in gains.values()])
+    ahead_parts = sum(np.mean(g) > 0 for g in gains.values())
+    lines += ["", f"All: {every.size} cells, mean gain {every.mean():+.2f} points, "
+              f"{int((every > 0).sum())} ahead, {int((every < -1).sum())} more than a point "
+              f"behind; {ahead_parts} of {len(gains)} parts ahead on average."]
     args.out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
