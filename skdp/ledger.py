@@ -70,7 +70,7 @@ import weakref
 import numpy as np
 
 from .privacy import ACCOUNTANTS, ComposedEvent, DPEvent, NonPrivateEvent, PrivacyRecord
-from .privacy import SelfComposedEvent, compute_epsilon
+from .privacy import SelfComposedEvent, _epsilon_cache, compute_epsilon
 from ._streams import released_streams, stream_tags
 
 try:  # POSIX advisory lock; released by the OS if a worker dies holding it
@@ -342,6 +342,8 @@ class _Memo(DPEvent):
     def to_dp_accounting(self):
         return self.event.to_dp_accounting()
 
+
+_epsilon_cache.answers_as_wrapped(_Memo, lambda memo: memo.event)
 
 _MEMO = {}  # event -> _Memo (events are immutable)
 _MEMO_LOCK = threading.Lock()

@@ -94,6 +94,7 @@ def _guard_pld(monkeypatch):
     from skdp.optimizers.dp_gdws import gaussian_multiplier
 
     gaussian_multiplier.cache_clear()  # every pinned fit calibrates under the guard
+    acc.compute_epsilon.cache_clear()
 
 
 def _problem(max_sample_weight=None, loss="logistic"):

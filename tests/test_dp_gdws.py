@@ -163,12 +163,13 @@ def test_step_rules_and_validation():
 
 
 @pytest.mark.slow  # three full calibrations, one with the PLD accountant: about 10 s
-def test_the_cached_calibration_is_the_calibration():
+def test_the_cached_calibration_is_the_calibration(monkeypatch):
     """dp_gdws caches its noise multiplier per (q, T, epsilon, delta, accountant): the cached
     value is the one a fresh calibration finds, and it spends at most the target."""
     from skdp.optimizers.dp_gdws import _gaussian_steps, gaussian_multiplier
-    from skdp.privacy import calibrate_noise_multiplier, compute_epsilon
+    from skdp.privacy import _epsilon_cache, calibrate_noise_multiplier, compute_epsilon
 
+    monkeypatch.setattr(_epsilon_cache, "MAX_ENTRIES", 0)  # fresh: the accountant's answers too
     gaussian_multiplier.cache_clear()
     for q, T, eps, acc in ((1.0, 100, 1.0, "rdp"), (0.01, 300, 0.5, "rdp"), (1.0, 20, 2.0, "pld")):
         first = gaussian_multiplier(q, T, eps, 1e-5, acc)

@@ -3,8 +3,10 @@
 Every ``optimizer.solve`` calibrates its noise (a bisection over the accountant), which for a
 Poisson-subsampled mechanism costs about a second, far more than the fit itself. An audit fits
 the same (public) configuration hundreds of times, so the calibration repeats exactly the same
-calls of the accountant. :func:`memoized_accounting` caches its pure functions for the duration
-of a ``with`` block; results are bit-for-bit the same as without it.
+calls of the accountant. :func:`~skdp.privacy.compute_epsilon` keeps its answers for the
+process (``skdp.privacy._epsilon_cache``); :func:`memoized_accounting` also caches the RDP
+curves that are asked for outside it (the prefix epsilons of a fit's progress, a horizon's
+selection) for the duration of a ``with`` block. Results are bit-for-bit the same as without it.
 """
 
 from contextlib import contextmanager
@@ -16,23 +18,6 @@ import numpy as np
 __all__ = ["memoized_accounting"]
 
 _ACTIVE = []
-
-
-def _cached_compute_epsilon(original, cache):
-    @functools.wraps(original)
-    def cached(event, delta, accountant="rdp"):
-        key = ("eps", event, float(delta), accountant)
-        try:
-            return cache[key]
-        except KeyError:
-            pass
-        except TypeError:  # an unhashable event (e.g. a list inside): no caching
-            return original(event, delta, accountant)
-        value = original(event, delta, accountant)
-        cache[key] = value
-        return value
-
-    return cached
 
 
 def _cached_rdp_curve(original, cache):
@@ -53,13 +38,12 @@ def _cached_rdp_curve(original, cache):
 
 @contextmanager
 def memoized_accounting():
-    """Cache the accountant's pure functions inside the block (not thread-safe).
+    """Cache the subsampled-Gaussian RDP curves inside the block (not thread-safe).
 
-    :func:`skdp.privacy.compute_epsilon` is a pure function of ``(event, delta, accountant)``
-    (events are frozen dataclasses, so equal events hit the cache) and
-    :func:`skdp.privacy.rdp_poisson_subsampled_gaussian` of ``(q, z, orders)``. Every ``skdp``
-    module that imported them by name sees the cached versions until the block exits; results are
-    the same values as without the cache. Nested blocks share the outer cache.
+    :func:`skdp.privacy.rdp_poisson_subsampled_gaussian` is a pure function of
+    ``(q, z, orders)``. Every ``skdp`` module that imported it by name sees the cached version
+    until the block exits; results are the same values as without the cache. Nested blocks share
+    the outer cache. (:func:`skdp.privacy.compute_epsilon` caches its own answers, always.)
 
     Yields
     ------
@@ -69,13 +53,10 @@ def memoized_accounting():
     if _ACTIVE:
         yield _ACTIVE[-1]
         return
-    from ..privacy import accountant as _acc
     from ..privacy import rdp as _rdp
 
     cache = {}
     replacements = {
-        id(_acc.compute_epsilon): (_acc.compute_epsilon,
-                                   _cached_compute_epsilon(_acc.compute_epsilon, cache)),
         id(_rdp.rdp_poisson_subsampled_gaussian): (
             _rdp.rdp_poisson_subsampled_gaussian,
             _cached_rdp_curve(_rdp.rdp_poisson_subsampled_gaussian, cache),

@@ -18,6 +18,7 @@ import math
 import numpy as np
 from scipy import optimize
 
+from . import _epsilon_cache
 from .events import NonPrivateEvent
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, epsilon_over_orders
 
@@ -73,6 +74,11 @@ def _pld_epsilon(event, delta):
 def compute_epsilon(event, delta, accountant="rdp"):
     """Epsilon spent by ``event`` at ``delta``.
 
+    A pure function of the event's (public) parameters, delta and the accountant: its answers
+    are kept for the process (``skdp.privacy._epsilon_cache``), so that the folds of a search
+    and the refits of one configuration calibrate once; ``compute_epsilon.cache_clear()``
+    forgets them. The values are the same with or without the cache.
+
     Parameters
     ----------
     event : DPEvent
@@ -84,6 +90,13 @@ def compute_epsilon(event, delta, accountant="rdp"):
     -------
     epsilon : float
     """
+    return _epsilon_cache.cached_answer(_compute_epsilon, event, delta, accountant)
+
+
+compute_epsilon.cache_clear = _epsilon_cache.clear
+
+
+def _compute_epsilon(event, delta, accountant):
     if isinstance(event, NonPrivateEvent):
         return math.inf
     pure = event.pure_epsilon()
