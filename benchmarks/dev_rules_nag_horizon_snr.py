@@ -73,9 +73,11 @@ def _fit_with_horizon(T, est, opt, X, y, X_te, y_te, eps, seed):
         dp_nag_opt.horizon_steps = rule
 
 
-def sweep_sets(names, out, with_anchor=False):
-    """The fits of ``names`` into ``out``; ``with_anchor``: the Opacus anchor of each cell and
-    seed too (a part whose grid was never run), as rows of variant "opacus"."""
+def sweep_cells(names, out, variant_scores, with_anchor=False):
+    """The fits of ``names`` into ``out``, every cell of the grid and seed; ``variant_scores(est,
+    opt, X, y, X_te, y_te, eps, seed, s, rule_T)`` gives the ``(label, T, score)`` of each variant
+    of one estimator x optimizer; ``with_anchor``: the Opacus anchor of each cell and seed too (a
+    part whose grid was never run), as rows of variant "opacus"."""
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(FIELDS)
@@ -93,21 +95,27 @@ def sweep_sets(names, out, with_anchor=False):
                                         "opacus", 0, f"{score:.6f}"])
                         for est in ESTIMATORS:
                             for opt in OPTIMIZERS:
-                                variants = {"rule": (None, rule_T)}
-                                variants.update({f"c={c:g}": (horizon(c, s),) * 2
-                                                 for c in CANDIDATES})
-                                done = {}
-                                for label, (T, shown) in variants.items():
-                                    if shown in done:  # the same horizon: the same fit
-                                        score = done[shown]
-                                    else:
-                                        score = _fit_with_horizon(T, est, opt, X, y, X_te, y_te,
-                                                                  eps, seed)
-                                        done[shown] = score
+                                for label, T, score in variant_scores(
+                                        est, opt, X, y, X_te, y_te, eps, seed, s, rule_T):
                                     w.writerow([name, est, opt, n, eps, f"{s:.3f}", seed, label,
-                                                shown, f"{score:.6f}"])
+                                                T, f"{score:.6f}"])
                         fh.flush()
             print("done", name, flush=True)
+
+
+def _horizon_variants(est, opt, X, y, X_te, y_te, eps, seed, s, rule_T):
+    """The rule and each candidate horizon ``c sqrt(s)`` (one fit per distinct horizon)."""
+    variants = {"rule": (None, rule_T)}
+    variants.update({f"c={c:g}": (horizon(c, s),) * 2 for c in CANDIDATES})
+    done = {}
+    for label, (T, shown) in variants.items():
+        if shown not in done:  # the same horizon: the same fit
+            done[shown] = _fit_with_horizon(T, est, opt, X, y, X_te, y_te, eps, seed)
+        yield label, shown, done[shown]
+
+
+def sweep_sets(names, out, with_anchor=False):
+    sweep_cells(names, out, _horizon_variants, with_anchor)
 
 
 def bd_rho(eps):

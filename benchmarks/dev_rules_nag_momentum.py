@@ -32,7 +32,7 @@ the anchor. None: no change.
     python benchmarks/dev_rules_nag_momentum.py judge K   # the fourteenth part, one candidate
 """
 
-import csv
+import functools
 import sys
 import warnings
 from concurrent.futures import ProcessPoolExecutor
@@ -45,8 +45,8 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import bench_defaults as bd  # noqa: E402
 from dev_rules_nag_horizon_snr import (  # noqa: E402
-    ESTIMATORS, FIELDS, OPTIMIZERS, SEEDS, bd_rho, decide, read, summarise)
-from dev_rules_ridge_masg import cell_snr, looked_at_sets  # noqa: E402
+    ESTIMATORS, OPTIMIZERS, decide, read, summarise, sweep_cells)
+from dev_rules_ridge_masg import looked_at_sets  # noqa: E402
 
 from skdp.optimizers import dp_nag_opt  # noqa: E402
 
@@ -68,34 +68,16 @@ def _fit_with_kappa_c(kappa_c, est, opt, X, y, X_te, y_te, eps, seed):
         dp_nag_opt.KAPPA_C = RULE
 
 
+def _kappa_variants(candidates, est, opt, X, y, X_te, y_te, eps, seed, s, rule_T):
+    """The rule and each candidate ``KAPPA_C``, all at the rule's horizon ``rule_T``."""
+    for label, kc in [("rule", RULE)] + [(f"kappa_c={c:g}", c) for c in candidates]:
+        yield label, rule_T, _fit_with_kappa_c(kc, est, opt, X, y, X_te, y_te, eps, seed)
+
+
 def sweep_sets(names, out, candidates=CANDIDATES, with_anchor=False):
     """The fits of ``names`` into ``out`` (the rows of ``dev_rules_nag_horizon_snr``, column T
-    holding the rule's horizon); ``with_anchor``: the Opacus anchor of each cell and seed too,
-    as rows of variant "opacus"."""
-    with open(out, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(FIELDS)
-        for name in names:
-            for n in bd.sizes(name, bd.N_GRID):
-                for eps in bd.EPS_GRID:
-                    s = cell_snr(name, n, eps)
-                    T = dp_nag_opt.horizon_steps(n, bd_rho(eps), dp_nag_opt._PRIVATE_MAX_ITER)
-                    for seed in SEEDS:
-                        task, X, y, X_te, y_te = bd.subsample(name, n, seed)
-                        if with_anchor:
-                            score = bd.opacus_score(task, X, y, X_te, y_te, eps, seed)[0]
-                            w.writerow([name, "anchor", "opacus", n, eps, f"{s:.3f}", seed,
-                                        "opacus", 0, f"{score:.6f}"])
-                        for est in ESTIMATORS:
-                            for opt in OPTIMIZERS:
-                                for label, kc in [("rule", RULE)] + [
-                                        (f"kappa_c={c:g}", c) for c in candidates]:
-                                    score = _fit_with_kappa_c(kc, est, opt, X, y, X_te, y_te,
-                                                              eps, seed)
-                                    w.writerow([name, est, opt, n, eps, f"{s:.3f}", seed,
-                                                label, T, f"{score:.6f}"])
-                        fh.flush()
-            print("done", name, flush=True)
+    holding the rule's horizon)."""
+    sweep_cells(names, out, functools.partial(_kappa_variants, candidates), with_anchor)
 
 
 def _shard(args):
