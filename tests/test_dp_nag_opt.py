@@ -205,9 +205,11 @@ def test_schedule_from_public_constants(kappa):
     L, mu = problem.smoothness, problem.strong_convexity
     sched = res.extras["schedule"]
     T = res.n_iter
-    if kappa == "auto":  # the momentum damps within the T steps run: kappa' = min(L/mu, (T/3)^2)
-        assert (T / 3.0) ** 2 < L / mu
-        mu = L / (T / 3.0) ** 2
+    if kappa == "auto":
+        # the momentum damps within the T steps run: kappa' = min(L/mu, max(4, (T/1.5)^2)), 1.5
+        # the documented constant of the classification losses (logistic here)
+        assert 4.0 < (T / 1.5) ** 2 < L / mu
+        mu = L / (T / 1.5) ** 2
     alpha = 0.5 / L
     assert np.all(sched.alpha == alpha)
     np.testing.assert_allclose(

@@ -74,9 +74,9 @@ class DPMASG(_AcceleratedDPOptimizer):
         False: ``max_iter`` steps.
     kappa : "auto", float >= 1 or None, default="auto"
         The condition number the schedule assumes (each stage's momentum, the stage lengths of
-        eq. 33 and the allocation weights). "auto": ``min(L / mu, (T_1 / 3)^2)`` (see DPNAGOpt;
+        eq. 33 and the allocation weights). "auto": ``min(L / mu, (T_1 / c_k)^2)`` (see DPNAGOpt;
         ``L / mu`` with ``reselect_T=True``); None: ``L / mu``; a number: ``min(kappa, L / mu)``.
-        Must exceed ``c``; a number far below ``(T_1 / 3)^2`` starves the first steps of budget
+        Must exceed ``c``; a number far below ``(T_1 / c_k)^2`` starves the first steps of budget
         (the fit warns), as for DPNAGOpt.
     E0 : "auto" or float, default="auto"
         Guess of ``F(x_0) - F*`` that chooses T*, and through T* each step's noise (see
