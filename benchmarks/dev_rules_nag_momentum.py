@@ -208,6 +208,52 @@ def multiclass(kappa_c=1.5, splits=5):
     print("\n".join(lines))
 
 
+def ten_seeds(new="defaults_s50_nag_masg_10seeds", old="defaults_s36_10seeds"):
+    """KAPPA_C 1.5 on the ten-seed grid: the accelerated classifiers' rows of ``new`` (run after
+    the adoption, the command below) against ``old`` (session 36's, KAPPA_C 3; the same
+    subsamples, seeds and cached Opacus anchors, and no other change to these paths since),
+    paired per fit; written to ``results/<new>_vs_s36.md``.
+
+        python benchmarks/bench_defaults.py --optimizers dp_nag_opt dp_masg \\
+            --estimators logistic svc --datasets adult breast_cancer digits adult_sex \\
+            make_classification make_classification_hard1 make_classification_wide wine_good \\
+            --seeds 10 --out defaults_s50_nag_masg_10seeds \\
+            --anchors-from results/defaults_s36_10seeds.csv --cached-only
+    """
+    import pandas as pd
+
+    res = HERE / "results"
+    keys = ["dataset", "estimator", "method", "n", "eps", "seed"]
+    methods = ["dp_nag_opt", "dp_masg"]
+    a, b = (pd.read_csv(res / f"{f}.csv") for f in (new, old))
+    m = a[a.method.isin(methods)].merge(b[b.method.isin(methods)][keys + ["score"]], on=keys,
+                                         suffixes=("_new", "_old"))
+    anchor = b[b.method == "opacus"][keys[:2] + keys[3:] + ["score"]].rename(
+        columns={"score": "anchor"})
+    m = m.merge(anchor, on=keys[:2] + keys[3:])
+    cells = m.groupby(keys[:5]).agg(new=("score_new", "mean"), old=("score_old", "mean"),
+                                    anchor=("anchor", "mean")).reset_index()
+    cells["gain"] = 100 * (cells.new - cells.old)
+    lines = ["# KAPPA_C 1.5 on the ten-seed grid (session 50)", "",
+             f"`dev_rules_nag_momentum.py ten_seeds`: {len(m)} fits paired with session 36's "
+             "(KAPPA_C 3) at the same subsample and seed. Gain in points (cells: each cell's mean "
+             "over its seeds); *below*: cells more than a point below the Opacus anchor, "
+             "KAPPA_C 3 -> 1.5.", "",
+             "| estimator | optimizer | mean gain | cells behind | below |", "|---|---|---|---|---|"]
+    def below(g, col):
+        return int((100 * (g[col] - g.anchor) < -1).sum())
+    for (e, o), g in cells.groupby(["estimator", "method"]):
+        lines.append(f"| {e} | {o} | {g.gain.mean():+.2f} | {(g.gain < 0).sum()} of {len(g)} | "
+                     f"{below(g, 'old')} -> {below(g, 'new')} |")
+    lines += ["", f"All four: {cells.gain.mean():+.2f} points, below {below(cells, 'old')} -> "
+              f"{below(cells, 'new')} of {len(cells)} cells.", "", "| data set | mean gain |",
+              "|---|---|"]
+    lines += [f"| {d} | {g:+.2f} |" for d, g in cells.groupby("dataset").gain.mean().items()]
+    out = res / f"{new}_vs_s36.md"
+    out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 if __name__ == "__main__":
     command = sys.argv[1] if len(sys.argv) > 1 else "report"
     if command == "sweep":
@@ -216,5 +262,7 @@ if __name__ == "__main__":
         judge(float(sys.argv[2]))
     elif command == "multiclass":
         multiclass()
+    elif command == "ten_seeds":
+        ten_seeds()
     else:
         report()
