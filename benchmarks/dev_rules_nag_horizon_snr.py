@@ -189,6 +189,22 @@ def decide(table):
     return (min(ok, key=lambda v: below[v]) if ok else None), below
 
 
+def gain_table(table, variants):
+    """The markdown rows of the mean gain over the rule and the cells below the anchor, per
+    estimator x optimizer pair and variant (``summarise``'s table)."""
+    lines = ["| estimator | optimizer | " + " | ".join(variants) + " |",
+             "|---|---|" + "---|" * len(variants)]
+    for e in ESTIMATORS:
+        for o in OPTIMIZERS:
+            cells = []
+            for v in variants:
+                t = table.get((e, o, v))
+                cells.append("" if t is None else
+                             f"{np.mean(t['gain']):+.2f}, below {t['below']} of {t['cells']}")
+            lines.append(f"| {e} | {o} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def report(paths=None, out=None, title="looked-at classification sets"):
     paths = paths or sorted(OUT.parent.glob(f"{OUT.stem}_*of2.csv"))
     out = out or OUT.with_suffix(".md")
@@ -199,16 +215,7 @@ def report(paths=None, out=None, title="looked-at classification sets"):
              "`benchmarks/dev_rules_nag_horizon_snr.py` (its docstring: candidates, decision "
              "rule). Mean gain over the rule in points (cells: each cell's mean over its seeds);"
              " *below*: cells more than a point below the Opacus anchor.", "",
-             "| estimator | optimizer | " + " | ".join(variants) + " |",
-             "|---|---|" + "---|" * len(variants)]
-    for e in ESTIMATORS:
-        for o in OPTIMIZERS:
-            cellstr = []
-            for v in variants:
-                t = table.get((e, o, v))
-                cellstr.append("" if t is None else
-                               f"{np.mean(t['gain']):+.2f}, below {t['below']} of {t['cells']}")
-            lines.append(f"| {e} | {o} | " + " | ".join(cellstr) + " |")
+             *gain_table(table, variants)]
     lines += ["", "By band of s (not part of the decision, read after it): mean gain over the "
               "rule in points, all four estimator x optimizer pairs.", "",
               "| s | cells | " + " | ".join(variants[1:]) + " |", "|---|---|" + "---|" * (len(variants) - 1)]

@@ -47,7 +47,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import bench_defaults as bd  # noqa: E402
 from dev_rules_nag_horizon_snr import (  # noqa: E402
-    ESTIMATORS, OPTIMIZERS, decide, read, summarise, sweep_cells)
+    ESTIMATORS, OPTIMIZERS, decide, gain_table, read, summarise, sweep_cells)
 from dev_rules_ridge_masg import looked_at_sets  # noqa: E402
 
 from skdp.optimizers import dp_nag_opt  # noqa: E402
@@ -105,7 +105,8 @@ def sweep():
 
 
 def report(paths=None, out=None, title="looked-at classification sets"):
-    paths = paths or sorted(OUT.parent.glob(f"{OUT.stem}_*of2.csv"))
+    # the sweep's two shards only (the judge's shards, ``_heldout14_?of2``, are not looked at)
+    paths = paths or sorted(OUT.parent.glob(f"{OUT.stem}_[0-9]of2.csv"))
     out = out or OUT.with_suffix(".md")
     table = summarise(read(paths))
     choice, below = decide(table)
@@ -115,16 +116,7 @@ def report(paths=None, out=None, title="looked-at classification sets"):
              f"rule; the rule is KAPPA_C = {RULE:g}). Mean gain over the rule in points "
              "(cells: each cell's mean over its seeds); *below*: cells more than a point "
              "below the Opacus anchor.", "",
-             "| estimator | optimizer | " + " | ".join(variants) + " |",
-             "|---|---|" + "---|" * len(variants)]
-    for e in ESTIMATORS:
-        for o in OPTIMIZERS:
-            cells = []
-            for v in variants:
-                t = table.get((e, o, v))
-                cells.append("" if t is None else
-                             f"{np.mean(t['gain']):+.2f}, below {t['below']} of {t['cells']}")
-            lines.append(f"| {e} | {o} | " + " | ".join(cells) + " |")
+             *gain_table(table, variants)]
     pooled = {v: np.mean([g for e in ESTIMATORS for o in OPTIMIZERS
                           for g in table[(e, o, v)]["gain"]]) for v in variants}
     lines += ["", "Mean gain over the four pairs: "
