@@ -11,10 +11,11 @@ validation is switched off (``sklearn.set_config(skip_parameter_validation=True)
 import math
 import numbers
 from numbers import Integral, Real
-import warnings
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, RealNotInt, StrOptions
+
+from . import _warnings
 
 __all__ = [
     "check_epsilon", "check_delta", "check_positive", "default_delta", "make_generator",
@@ -67,12 +68,11 @@ def check_delta(delta, n_samples, warn=True):
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not 0 < delta < 1:
         raise ValueError(f"delta must be None or a real number in (0, 1); got {delta!r}")
     if warn and delta > 1.0 / n_samples:
-        warnings.warn(
+        _warnings.warn(
             f"delta={delta!r} is above 1/n_samples={1.0 / n_samples:.3g}: a mechanism that "
             "publishes a random record outright meets such a guarantee. Use delta much smaller "
             "than 1/n (None gives min(1e-5, 0.1/n)).",
             UserWarning,
-            stacklevel=3,
         )
     return float(delta)
 

@@ -64,7 +64,6 @@ import tempfile
 import threading
 import time
 import uuid
-import warnings
 import weakref
 
 import numpy as np
@@ -72,6 +71,7 @@ import numpy as np
 from .privacy import ACCOUNTANTS, ComposedEvent, DPEvent, NonPrivateEvent, PrivacyRecord
 from .privacy import SelfComposedEvent, _epsilon_cache, compute_epsilon
 from ._streams import released_streams, stream_tags
+from ._warnings import warn
 
 try:  # POSIX advisory lock; released by the OS if a worker dies holding it
     import fcntl
@@ -288,13 +288,13 @@ def compose(items):
     items = list(items)
     events = [e for item in items for e in _as_events(item)]
     if _items_share_a_stream(items):
-        warnings.warn(
+        warn(
             "compose: two of the items drew their noise from the same random stream (the same "
             "integer random_state, or copies of one RandomState or Generator, as the estimators "
             "of cross_validate are): their noise is not independent, so no composition bounds "
             "them, and the composed event is not private (epsilon inf). Fit with "
             "random_state=None, or a seed of its own for each fit.",
-            UserWarning, stacklevel=2,
+            UserWarning,
         )
         events.append(NonPrivateEvent())
     return ComposedEvent(_group(events))
@@ -990,14 +990,12 @@ class _ReservedSearch:
         if exc[0] is None and results is not None:
             made = len(results["params"]) * int(self.search.n_splits_)
             if made != len(self.entries):
-                import warnings
-
-                warnings.warn(
+                warn(
                     f"{led._label()}: fit_search planned {len(self.entries)} fits but the "
                     f"search made {made}; fits outside the plan were charged as usual (or "
                     "refused where the ledger could not be reached), and planned fits that did "
                     "not run stay charged",
-                    RuntimeWarning, stacklevel=2,
+                    RuntimeWarning,
                 )
         return False
 
@@ -1070,8 +1068,7 @@ def _charge(ledgers, entries, before_fit=False, streams=None):
         for lk in reversed(locks):
             lk.__exit__(None, None, None)
     for led in shared:
-        warnings.warn(_shared_stream_message(entries[0].source, led._label(), "charged"),
-                      UserWarning, stacklevel=4)
+        warn(_shared_stream_message(entries[0].source, led._label(), "charged"), UserWarning)
 
 
 def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None, label=None,

@@ -7,7 +7,6 @@ from contextlib import contextmanager
 from dataclasses import replace
 import inspect
 import math
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -33,6 +32,7 @@ from ..optimizers._defaults import DUAL_MAX_SNR, budget_rho, prefers_dual, snr
 from ..privacy import ACCOUNTANTS, ComposedEvent, NonPrivateEvent, PrivacyRecord
 from ..progress import check_callback
 from ._bounds import PrivateFit, _row_norms, public_data_norm, resolve_data_norm
+from .._warnings import warn
 
 __all__ = ["DPLinearModel", "clip_rows", "clipped_design"]
 
@@ -480,10 +480,10 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         )
         ledgers, source = fit.ledgers, fit.source  # prechecked when the fit started
         if ledgers and not private:
-            warnings.warn(
+            warn(
                 f"{source} was fitted with epsilon=inf (no noise, not private) and is charged to "
                 "a ledger without a ceiling, whose total is now infinite",
-                UserWarning, stacklevel=3,
+                UserWarning,
             )
         try:
             with compile_notice(what, self.verbose):  # a first fit says so when numba compiles
@@ -501,20 +501,20 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         if start is not None:
             record = warm_started_record(start, record, delta, record.accountant, shared_stream)
         if shared_stream and private:
-            warnings.warn(
+            warn(
                 f"{source} was warm-started from a model fitted with the same random stream (the "
                 "same integer random_state, or a copy of one RandomState or Generator): the two "
                 "fits' noise is not independent, so no composition bounds the chain and "
                 "epsilon_ = inf. Give each fit of a chain fresh randomness (random_state=None) or "
                 "a seed of its own.",
-                UserWarning, stacklevel=3,
+                UserWarning,
             )
         elif private and not math.isfinite(record.epsilon):
-            warnings.warn(
+            warn(
                 f"{source} was warm-started from a model that is not private (fitted with "
                 "epsilon=inf, or with coef_ set by hand): the released model is not private "
                 "either, epsilon_ = inf. Use warm_start=False for a private model.",
-                UserWarning, stacklevel=3,
+                UserWarning,
             )
         self.privacy_record_ = record
         self.dp_event_ = record.event

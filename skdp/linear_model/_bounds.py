@@ -34,7 +34,6 @@ output ranges) replaces the private ``data_norm`` estimate.
 
 from dataclasses import dataclass, replace
 import math
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -54,6 +53,7 @@ from ..privacy.quantiles import (
     signed_grid,
 )
 from ..privacy.split import remaining_epsilon, remaining_rho, zcdp_budget
+from .._warnings import warn
 
 __all__ = [
     "DATA_NORM_SHARE",
@@ -284,11 +284,11 @@ class PrivateFit:
         n = np.shape(values)[0]
         eps, reliable = self.quantile_plan(n, q, share, count, len(candidates))
         if not reliable:
-            warnings.warn(
+            warn(
                 f"{self.source}: the private {name} of {n} records at epsilon {eps:.3g} is "
                 "unreliable (it can land far from the data); pass a public bound instead of "
                 '"auto", or use more data or a larger epsilon',
-                UserWarning, stacklevel=4,
+                UserWarning,
             )
         return self.quantile_at(values, q, eps, reliable, candidates, name, cells)
 
@@ -666,12 +666,12 @@ def _warn_of_the_tail(source, centre, spread, grid):
     """Say that the bounds come from the minority of targets that differ from the centre (a
     private release from a private number of records). Post-processing: costs nothing."""
     if spread > grid[1]:
-        warnings.warn(
+        warn(
             f"{source}: more than three quarters of the targets may share one value "
             f"({centre:.4g}); y_bounds_ are set from the private median distance of the others "
             f"to it ({spread:.3g}), an estimate from fewer records. Give public y_bounds (a "
             "range known without the data) where you have them.",
-            UserWarning, stacklevel=5,
+            UserWarning,
         )
 
 
@@ -691,12 +691,12 @@ def _warn_if_spread_collapsed(source, spread, grid, q):
     Post-processing of the release: it reads nothing else and costs nothing."""
     if spread <= grid[1]:
         share = "half" if q == 0.5 else "three quarters"
-        warnings.warn(
+        warn(
             f"{source}: the targets' private spread ({spread:.3g}) is at the floor of its grid: "
             f"more than {share} of the targets may share one value (for example zeros), "
             "and the target bounds then hold only that value. Give public y_bounds (a range "
             "known without the data).",
-            UserWarning, stacklevel=5,
+            UserWarning,
         )
 
 
@@ -714,7 +714,7 @@ def _warn_if_offset_dominates(source, centre, spread, step):
     """
     rounding = 2.0 ** (step / 2.0) - 1.0
     if centre != 0.0 and spread < rounding * abs(centre):
-        warnings.warn(
+        warn(
             f"{source}: the targets' private spread ({spread:.3g}, a quantile of "
             "|y - median|) is "
             f"within the rounding of their private centre ({centre:.4g}, known to about "
@@ -723,5 +723,5 @@ def _warn_if_offset_dominates(source, centre, spread, step):
             "and the model less precise than it could be. If the targets sit far from 0, "
             "subtract a public offset from y (a typical value known without the data) or give "
             "public y_bounds.",
-            UserWarning, stacklevel=5,
+            UserWarning,
         )

@@ -21,6 +21,7 @@ from sklearn.model_selection import (
 from ..ledger import LedgerCarrierMixin, _suspended, compose
 from ..linear_model._base import DPLinearModel
 from ..privacy import DEFAULT_ORDERS, compute_epsilon
+from .._warnings import warn
 
 __all__ = ["plan_event", "plan_search_fits", "tuning_cost", "TuningCost", "final_estimator",
            "same_event"]
@@ -511,11 +512,11 @@ def tuning_cost(search, X=None, y=None, groups=None, *, delta=1e-5, accountant="
         if sum(deltas) >= delta and np.all(np.isfinite(targets)):
             # the targets' bound needs delta above the fits' own deltas (a fit at the default
             # delta has 1e-5, so two of them exhaust tuning_cost's default)
-            warnings.warn(
+            warn(
                 f"no bound from the targets at delta={delta:.3g}: the {len(deltas)} charges' "
                 f"deltas sum to {sum(deltas):.3g}. Pass the data (tuning_cost(search, X, y)) "
                 f"for the exact total, or a delta above {sum(deltas):.3g}.",
-                UserWarning, stacklevel=2)
+                UserWarning)
         return TuningCost(len(fits), bound, delta, False, bound, targets)
 
     X_arr = np.asarray(X) if not hasattr(X, "shape") else X

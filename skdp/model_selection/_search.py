@@ -2,7 +2,6 @@
 
 import math
 from numbers import Real
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
@@ -29,6 +28,7 @@ from ..privacy import (
 from ..linear_model._bounds import public_target_bounds
 from ._cost import _budgets, _schema, final_estimator, plan_event, same_event, target_columns
 from ._events import MaxEvent, RepeatAndSelectEvent, sample_repetitions
+from .._warnings import warn
 
 __all__ = ["PrivateSearchCV"]
 
@@ -374,8 +374,7 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
             self.classes_ = classes
         self.score_noise_multiplier_ = float(z_score)
         if best is None:
-            warnings.warn("the Poisson number of runs was 0: no candidate is released",
-                          UserWarning, stacklevel=2)
+            warn("the Poisson number of runs was 0: no candidate is released", UserWarning)
             self.best_score_ = self.best_index_ = self.best_params_ = self.best_estimator_ = None
         else:
             score, c, model = best

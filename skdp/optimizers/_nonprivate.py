@@ -13,13 +13,13 @@ A solve that stops at ``max_iter`` before reaching ``tol`` warns with scikit-lea
 ``ConvergenceWarning``. Nothing here is ever used on a private path.
 """
 
-import warnings
 
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.exceptions import ConvergenceWarning
 
 from ._glm import value_and_gradient
+from .._warnings import warn
 
 __all__ = ["DEFAULT_MAX_ITER", "DEFAULT_TOL", "minimize_objective"]
 
@@ -70,12 +70,11 @@ def minimize_objective(problem, max_iter=None, tol=None, name="the non-private s
         },
     )
     if not result.success:
-        warnings.warn(
+        warn(
             f"{name} did not converge at epsilon=inf: after {result.nit} iterations "
             f"({result.message}) the largest gradient component is "
             f"{np.max(np.abs(result.jac)):.3g} > tol={tol:g}. Increase max_iter (now "
             f"{max_iter}), scale the data, or regularise more.",
             ConvergenceWarning,
-            stacklevel=2,
         )
     return np.ascontiguousarray(result.x), int(result.nit)

@@ -6,7 +6,6 @@ derivation of the Gaussian allocation and the deviations from the paper.
 """
 
 import math
-import warnings
 from numbers import Real
 
 import numpy as np
@@ -38,6 +37,7 @@ from ._base import DPOptimizer, OptimizeResult, batch_fraction, trace_buffer
 from ._loops import nesterov_full_batch, step_oracle
 from ._nesterov import nesterov_kernel
 from ._step_parts import batch_rate, noise_mode
+from .._warnings import warn
 
 __all__ = ["DPNAGOpt"]
 
@@ -103,6 +103,13 @@ STARVED_SHARE = 1e-4
 KAPPA_C = {"classification": 1.5, "squared": 3.0}
 
 
+def loss_family(loss_id):
+    """The key of the per-family constants (:data:`HORIZON_C`, :data:`STEP_C`,
+    :data:`KAPPA_C`): ``"squared"`` for the squared loss, ``"classification"`` for the others
+    (logistic, multinomial, squared hinge)."""
+    return "squared" if loss_id == SQUARED else "classification"
+
+
 def horizon_steps(n, rho, cap, loss_id=None):
     """The number of noisy steps of ``reselect_T="auto"``: a function of n and rho only.
 
@@ -113,7 +120,7 @@ def horizon_steps(n, rho, cap, loss_id=None):
     the constant fitted on public data per loss family (:data:`HORIZON_C`; since session 13 the
     two families' fits agree, 1.5), at least :data:`HORIZON_MIN`.
     """
-    c = HORIZON_C["squared" if loss_id == SQUARED else "classification"]
+    c = HORIZON_C[loss_family(loss_id)]
     T = int(round(c * math.sqrt(n * math.sqrt(2.0 * rho))))
     return int(min(cap, max(HORIZON_MIN, T)))
 
@@ -122,7 +129,7 @@ def step_multiplier(c, loss_id):
     """The step multiplier ``c`` of ``alpha = c / L``: the parameter, or ("auto")
     :data:`STEP_C` of the loss family (public)."""
     if isinstance(c, str):
-        return STEP_C["squared" if loss_id == SQUARED else "classification"]
+        return STEP_C[loss_family(loss_id)]
     return float(c)
 
 
@@ -139,7 +146,7 @@ def horizon_kappa(L, mu, T, loss_id=None):
     """
     # at least 4 (momentum >= 0 and a contraction 1 - sqrt(alpha mu') >= 1/2 for c <= 1) for the
     # shortest runs, never above the problem's own L / mu
-    kappa_c = KAPPA_C["squared" if loss_id == SQUARED else "classification"]
+    kappa_c = KAPPA_C[loss_family(loss_id)]
     return min(L / mu, max(4.0, (T / kappa_c) ** 2))
 
 
@@ -229,13 +236,13 @@ class _AcceleratedDPOptimizer(DPOptimizer):
         if shares.min() < STARVED_SHARE * shares.max():
             # public: the schedule's shares; an overstated strong convexity (a small explicit
             # kappa) leaves the first steps almost no budget, and their noise is never damped
-            warnings.warn(
+            warn(
                 f"{self.name}: the allocation gives the first steps {shares.min() / shares.max():.1e} "
                 f"of the last step's budget share (kappa={kappa:g} assumed over {T} steps), so "
                 "their noise is far larger and the schedule's contraction will not remove it "
                 "unless the problem really is that well conditioned; the model may be far from "
                 "the optimum. Leave kappa='auto' or use allocation='uniform'.",
-                UserWarning, stacklevel=4,
+                UserWarning,
             )
         details = {
             "allocation": self.allocation,

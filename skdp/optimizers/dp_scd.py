@@ -7,7 +7,6 @@ for the privacy argument and the deviations from the paper.
 
 import functools
 import math
-import warnings
 
 import numpy as np
 from sklearn.utils._param_validation import StrOptions
@@ -27,6 +26,7 @@ from ._base import (
 )
 from ._defaults import DUAL_MIN_REGULARISATION
 from ._scd_kernels import PRIVATE_BOX, dp_scd_kernel, update_path
+from .._warnings import warn
 
 __all__ = ["DPSCD"]
 
@@ -272,7 +272,7 @@ class DPSCD(DPOptimizer):
         if loss is not None and loss.name == "squared":
             return
         if lam_n_rows < DUAL_MIN_REGULARISATION:
-            warnings.warn(
+            warn(
                 f"dp_scd: the problem is weakly regularised for a dual method (lam n = "
                 f"{lam_n_rows:.3g} in units of the row bound, below "
                 f"{DUAL_MIN_REGULARISATION:g}): its private dual steps scale like lam n / "
@@ -280,7 +280,7 @@ class DPSCD(DPOptimizer):
                 "common scale (skdp.preprocessing.PrivateRobustScaler, or public bounds) so "
                 "that data_norm is small, or use a primal optimizer such as dp_gdws (what "
                 "optimizer='auto' runs for a classifier here).",
-                UserWarning, stacklevel=5,  # the user's fit call
+                UserWarning,
             )
 
     @property

@@ -1,7 +1,6 @@
 """PrivateRobustScaler: per-feature private bounds, clipping, and a map onto [-1, 1]."""
 
 import math
-import warnings
 
 import numpy as np
 from numbers import Real
@@ -18,6 +17,7 @@ from ..privacy.quantiles import (
     cell_edges, em_epsilon, evidence_ratio, private_quantile, signed_grid,
 )
 from ._step import PrivateStepMixin
+from .._warnings import warn
 
 __all__ = ["PrivateRobustScaler", "PASSTHROUGH_EVIDENCE", "CENTRE_GRID_LOG2_STEP"]
 
@@ -281,20 +281,20 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             evidence = evidence_ratio(n, eps, q_eff, grid.size)
             if evidence < 1.0:  # unreliable (is_reliable's rule)
                 if self.if_unreliable == "passthrough" and evidence < PASSTHROUGH_EVIDENCE:
-                    warnings.warn(
+                    warn(
                         f"PrivateRobustScaler: {2 * d} private quantiles of {n} records at "
                         f"epsilon {eps:.3g} each would be unreliable, so the features pass "
                         "through unscaled and the step spends nothing (a skdp estimator after it "
                         "then bounds the rows itself, data_norm='auto'); pass public bounds, "
                         "scale fewer features, or use more data or budget",
-                        UserWarning, stacklevel=2,
+                        UserWarning,
                     )
                     return self._pass_through(X if dask_input else None)
-                warnings.warn(
+                warn(
                     f"PrivateRobustScaler: {2 * d} private quantiles of {n} records at epsilon "
                     f"{eps:.3g} each are unreliable (they can land far from the data); pass "
                     "public bounds, scale fewer features, or use more data or budget",
-                    UserWarning, stacklevel=2,
+                    UserWarning,
                 )
             rng = self._rng()
             quantile_event = SelfComposedEvent(ExponentialMechanismEvent(eps), 2 * d)
