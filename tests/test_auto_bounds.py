@@ -971,3 +971,20 @@ def test_unreliable_private_bound_gives_no_catastrophic_predictions():
             scores.append(low.score(X_te, y_te))
     assert 1.0 <= min(bounds) and max(bounds) <= 3.0, bounds  # 1.5 times the median, +- a cell
     assert min(scores) > -1.0, scores
+
+
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPRidge])
+def test_a_delta_too_large_for_the_budget_is_a_clear_error(cls):
+    """epsilon 0.1 at delta 0.2 (far above 1/n): after the private bounds the model's share
+    converts to epsilon 0 at that delta, so nothing can be calibrated to it. The fit says so and
+    what to do (it failed inside the noise calibration with "target_epsilon must be > 0");
+    with public bounds the same budget fits."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int) if cls is DPLogisticRegression else X[:, 0]
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match="delta is far too large"):
+        cls(epsilon=0.1, delta=0.2).fit(X, y)
+    public = dict(data_norm=5.0) if cls is DPLogisticRegression else dict(data_norm=5.0,
+                                                                          y_bounds=(-3, 3))
+    with pytest.warns(UserWarning, match="above 1/n_samples"):
+        assert cls(epsilon=0.1, delta=0.2, **public).fit(X, y).epsilon_ <= 0.1

@@ -95,10 +95,22 @@ def remaining_epsilon(prior, epsilon, delta):
     Raises
     ------
     ValueError
-        When ``prior`` alone spends the whole budget.
+        When ``prior`` alone spends the whole budget, or when what is left converts to
+        epsilon 0 at ``delta`` (a delta far too large for the budget).
     """
     epsilon, delta = float(epsilon), float(delta)
     if prior is None:
         return epsilon
     rho = remaining_rho(prior, epsilon, delta)
-    return min(epsilon, compute_epsilon(ZCDPEvent(rho), delta, "rdp"))
+    left = min(epsilon, compute_epsilon(ZCDPEvent(rho), delta, "rdp"))
+    if not left > 0:
+        # the conversion at such a delta gives the model's share epsilon 0: no noise can be
+        # calibrated to it (with a delta far above 1/n even no noise at all would pass)
+        raise ValueError(
+            f"epsilon={epsilon:.4g} at delta={delta:.4g}: after the private bounds, the "
+            f"model's share of the budget (rho={rho:.3g}) converts to epsilon 0 at this delta, "
+            "so no noise can be calibrated to it; delta is far too large for this epsilon. Use "
+            "a delta well below 1/n_samples (delta=None gives min(1e-5, 0.1/n)), or public "
+            "bounds"
+        )
+    return left
