@@ -305,6 +305,32 @@ session 43 and never run before, the same way (15 to 21 minutes a piece, two pro
     python benchmarks/defaults_report.py --after $R/h13_shard_a.csv $R/h13_shard_b.csv \
         --changed --out defaults_s45_heldout13_10seeds   # the pieces are not kept
 
+Session 51: the fourteenth held-out part in full and the fifteenth (fixed in session 50, never
+run before), each in two pieces of two data sets in two processes (15 to 30 minutes a piece),
+then the accelerated classifiers at ``KAPPA_C`` 1.5 on every looked-at classification set (every
+part up to the thirteenth, ten seeds, the anchors of the earlier grids' csvs gathered in one
+file, ``anchors.csv``: their Opacus and scikit-learn rows), and every looked-at part's criteria
+before (``KAPPA_C`` 3) and after::
+
+    python benchmarks/bench_defaults.py --heldout heldout15 --datasets adult_some_college \
+        make_regression_lean --seeds 10 --out h15_shard_a   # and wine_salty
+        # make_classification_lean --out h15_shard_b, in a second process
+    python benchmarks/defaults_report.py --after $R/h15_shard_a.csv $R/h15_shard_b.csv \
+        --changed --out defaults_s51_heldout15_10seeds   # the pieces are not kept
+    (the same for heldout14: adult_never_married make_regression_few / wine_volatile
+        make_classification_broad -> defaults_s51_heldout14_10seeds)
+    python benchmarks/bench_defaults.py --heldout all --datasets (the looked-at
+        classification sets, in shards) --optimizers dp_nag_opt dp_masg \
+        --estimators logistic svc --seeds 10 --anchors-from anchors.csv --cached-only \
+        --out s51_acc_X
+    python benchmarks/defaults_report.py --after $R/s51_acc_*.csv --changed --no-auto \
+        --out defaults_s51_nag_masg_all   # its csv and criteria are kept
+    python benchmarks/defaults_report.py --after (defaults_summary.py's fifteen pieces) \
+        $R/defaults_s45_heldout13_10seeds.csv $R/defaults_s51_nag_masg_all.csv \
+        --before (the same without the last) --changed logistic:dp_nag_opt logistic:dp_masg \
+        svc:dp_nag_opt svc:dp_masg --exclude make_classification_hard \
+        --out defaults_s51_all   # only its _criteria.md is kept
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier

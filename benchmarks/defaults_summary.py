@@ -58,6 +58,17 @@ twelfth part's as looked-at grids, the thirteenth held-out part as the judge::
         $R/defaults_s43_heldout12_10seeds.csv --judge $R/defaults_s45_heldout13_10seeds.csv \
         --exclude make_classification_hard --out defaults_s45_summary
 
+Session 51's (``results/defaults_s51_summary.*``, the docs' tables since): the same pieces, the
+thirteenth part's and the fourteenth part's (run in full in session 51) as looked-at grids, with
+the accelerated classifiers rerun at ``KAPPA_C`` 1.5 on every looked-at classification set
+(``defaults_s51_nag_masg_all.csv``, last, so it wins), the fifteenth held-out part as the
+judge::
+
+    python benchmarks/defaults_summary.py --grids (the fifteen pieces above) \
+        $R/defaults_s45_heldout13_10seeds.csv $R/defaults_s51_heldout14_10seeds.csv \
+        $R/defaults_s51_nag_masg_all.csv --judge $R/defaults_s51_heldout15_10seeds.csv \
+        --exclude make_classification_hard --out defaults_s51_summary
+
 The same pieces plus the eighth part's, given to ``defaults_report.py --after ... --changed
 --exclude make_classification_hard --out defaults_s36_all``, give every part's criteria at
 today's rules (``results/defaults_s36_all_criteria.md``; its 13 MB csv and figures are not kept).
