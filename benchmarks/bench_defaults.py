@@ -5,7 +5,7 @@ ridge svc] [--datasets adult wine ...] [--n 500 1000 ...] [--eps 0.1 0.3 1 3] [-
 [--first-seed 0] [--heldout {dev,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,
 heldout7,heldout8,heldout9,heldout10,heldout11,heldout12,heldout13,heldout14,heldout15,
 heldout16,all}]
-[--cached-only] [--anchors-from earlier.csv] [--out defaults]``.
+[--cached-only] [--anchors-from earlier.csv ...] [--out defaults]``.
 
 Writes ``benchmarks/results/<out>.csv`` (one row per method, cell and seed) and ``<out>.md``
 (a table per estimator: mean over seeds, cells that miss the issue's criteria marked), plus
@@ -1221,15 +1221,17 @@ def variant_table(means, labels):
             + [f"| {v} | {variant_row(v, means, labels[0])} |" for v in labels])
 
 
-def earlier_anchors(path):
-    """The cache's entries for the Opacus and scikit-learn rows of an earlier grid's csv
-    (``--anchors-from``; served read-only by :class:`Cache`): the grids before the cache's keys
-    named the anchor's configuration keep their anchors only there. The configuration is the
-    issue's, unchanged since, so the key is today's :func:`opacus_key`."""
-    if path is None:
+def earlier_anchors(paths):
+    """The cache's entries for the Opacus and scikit-learn rows of earlier grids' csvs (a path or
+    several; ``--anchors-from``; served read-only by :class:`Cache`): the grids before the
+    cache's keys named the anchor's configuration keep their anchors only there. The
+    configuration is the issue's, unchanged since, so the key is today's :func:`opacus_key`."""
+    if paths is None:
         return {}
     out = {}
-    for r in read_csv(path):
+    rows = (r for path in ([paths] if isinstance(paths, (str, Path)) else paths)
+            for r in read_csv(path))
+    for r in rows:
         name, n, seed = r["dataset"], r["n"], r["seed"]
         if r["method"] == "opacus":
             out[opacus_key(name, n, r["eps"], seed)] = [r["score"], r["eps_spent"], r["seconds"]]
@@ -1267,8 +1269,8 @@ def main(argv=None):
     p.add_argument("--heldout", choices=[*PARTS, "all"], default="dev",
                    help="which part of the grid (default: the development part only)")
     p.add_argument("--out", default="defaults", help="file stem under benchmarks/results")
-    p.add_argument("--anchors-from", default=None,
-                   help="an earlier grid's csv whose Opacus and scikit-learn rows serve as cached")
+    p.add_argument("--anchors-from", nargs="+", default=None,
+                   help="earlier grids' csvs whose Opacus and scikit-learn rows serve as cached")
     p.add_argument("--cached-only", action="store_true",
                    help="skip the cells whose Opacus anchor is not cached yet (reported)")
     p.add_argument("--report-only", action="store_true", help="rebuild md/png from <out>.csv")

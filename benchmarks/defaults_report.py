@@ -308,9 +308,11 @@ session 43 and never run before, the same way (15 to 21 minutes a piece, two pro
 Session 51: the fourteenth held-out part in full and the fifteenth (fixed in session 50, never
 run before), each in two pieces of two data sets in two processes (15 to 30 minutes a piece),
 then the accelerated classifiers at ``KAPPA_C`` 1.5 on every looked-at classification set (every
-part up to the thirteenth, ten seeds, the anchors of the earlier grids' csvs gathered in one
-file, ``anchors.csv``: their Opacus and scikit-learn rows), and every looked-at part's criteria
-before (``KAPPA_C`` 3) and after::
+part up to the thirteenth, ten seeds, the anchors served from the earlier grids' csvs; the run
+of session 51 took each anchor from the first sorted csv that had it, so 48 Opacus scores of
+Adult and ``make_regression`` at seeds 0 to 2 came from the early grids that rounded them to
+four decimals, within 5e-5 of those of the later grids that the command below serves), and
+every looked-at part's criteria before (``KAPPA_C`` 3) and after::
 
     python benchmarks/bench_defaults.py --heldout heldout15 --datasets adult_some_college \
         make_regression_lean --seeds 10 --out h15_shard_a   # and wine_salty
@@ -321,7 +323,7 @@ before (``KAPPA_C`` 3) and after::
         make_classification_broad -> defaults_s51_heldout14_10seeds)
     python benchmarks/bench_defaults.py --heldout all --datasets (the looked-at
         classification sets, in shards) --optimizers dp_nag_opt dp_masg \
-        --estimators logistic svc --seeds 10 --anchors-from anchors.csv --cached-only \
+        --estimators logistic svc --seeds 10 --anchors-from $R/defaults_*.csv --cached-only \
         --out s51_acc_X
     python benchmarks/defaults_report.py --after $R/s51_acc_*.csv --changed --no-auto \
         --out defaults_s51_nag_masg_all   # its csv and criteria are kept
