@@ -1,0 +1,246 @@
+"""Issue 15, session 52: DPRidge's momentum horizon of dp_nag_opt and dp_masg.
+
+``kappa="auto"`` builds the accelerated schedule (momentum, allocation weights) for the
+condition number ``min(L / mu, max(4, (T / KAPPA_C)^2))``
+(:func:`skdp.optimizers.dp_nag_opt.horizon_kappa`). Session 49 swept ``KAPPA_C`` for the
+classification losses only (3 -> 1.5, ``dev_rules_nag_momentum.py``); the squared loss kept 3,
+not swept. The looked-at grid's criterion-(b) misses beyond noise include DPRidge's
+``"dp_nag_opt"`` and ``"dp_masg"`` at n 5000, epsilon 0.3 on ``make_regression_sparse`` and
+``make_regression_wide``; a probe of this session (3 seeds, those cells only) moved them by
++0.06 to +0.11 of R^2 at ``KAPPA_C`` 1.5 and lost 0.04 to 0.17 at 4 and 6.
+
+The candidates are ``KAPPA_C`` in CANDIDATES for the squared loss (the classification losses
+keep 1.5), against the rule (3), on every looked-at regression set (every part but the
+sixteenth, never run), both optimizers, every cell of the defaults grid, five seeds, at the
+grid's public bounds (``data_norm=1``, ``y_bounds=(-1, 1)``); each candidate's fit of a cell and
+seed uses the same subsample and ``random_state`` as the rule's. Anchors: the Opacus scores of
+the earlier grids' csvs (every looked-at regression cell and seed has one).
+
+The decision rule, written before the sweep ran (session 49's, at the regression tolerance):
+the candidate with the fewest cells more than 0.02 of R^2 below the Opacus anchor (over both
+optimizers), among those with a mean gain >= 0 over the rule for each optimizer, a mean gain
+>= 0 for the ridge default (``"dp_masg"`` in the cells where ``optimizer="auto"`` runs it,
+s >= 300) and strictly fewer such cells than the rule, goes to the sixteenth held-out part's
+regression set (``judge``, five seeds, its anchors fitted), where it is adopted only if it
+gains on average over both optimizers there and does not add cells below the anchor. None: no
+change.
+
+    python benchmarks/dev_rules_ridge_momentum.py sweep     # two shards in two processes
+    python benchmarks/dev_rules_ridge_momentum.py report
+    python benchmarks/dev_rules_ridge_momentum.py judge K   # the sixteenth part, one candidate
+"""
+
+import contextlib
+import csv
+import math
+import sys
+import warnings
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+import bench_defaults as bd  # noqa: E402
+from dev_rules_ridge_masg import cell_snr, looked_at_sets  # noqa: E402
+
+from skdp.optimizers import dp_nag_opt  # noqa: E402
+from skdp.optimizers._defaults import RIDGE_ACCELERATED_MIN_SNR  # noqa: E402
+
+CANDIDATES = (2.0, 1.5, 1.0)
+RULE = 3.0
+OPTIMIZERS = ("dp_nag_opt", "dp_masg")
+SEEDS = range(5)
+UNSEEN = ("heldout16",)
+TOL = 0.02
+OUT = HERE / "results" / "dev_rules_ridge_momentum.csv"
+FIELDS = ["dataset", "optimizer", "n", "eps", "s", "seed", "variant", "score"]
+
+
+@contextlib.contextmanager
+def squared_kappa_c(kappa_c):
+    """The squared loss's ``KAPPA_C`` replaced by ``kappa_c`` (warnings silenced)."""
+    saved = dp_nag_opt.KAPPA_C
+    dp_nag_opt.KAPPA_C = {**saved, "squared": kappa_c}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        dp_nag_opt.KAPPA_C = saved
+
+
+def grid_anchors():
+    """``{(dataset, n, eps, seed): Opacus R^2}`` of the ridge cells of every earlier grid's csv
+    (later files win; the anchor's configuration is the same in all)."""
+    out = {}
+    for path in sorted(bd.RESULTS.glob("defaults_*.csv")):
+        for (ds, est, n, eps, seed), score in bd.seed_anchors(bd.read_csv(path)).items():
+            if est == "ridge":
+                out[(ds, n, eps, seed)] = score
+    return out
+
+
+def sweep_sets(names, out, candidates=CANDIDATES, with_anchor=False):
+    """Every cell and seed of ``names``: the rule's and each candidate's fit of both optimizers
+    (and, ``with_anchor``, the cell's Opacus anchor as variant "opacus")."""
+    variants = [("rule", RULE)] + [(f"kappa_c={c:g}", c) for c in candidates]
+    with open(out, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(FIELDS)
+        for name in names:
+            for n in bd.sizes(name, bd.N_GRID):
+                for eps in bd.EPS_GRID:
+                    s = cell_snr(name, n, eps)
+                    for seed in SEEDS:
+                        task, X, y, X_te, y_te = bd.subsample(name, n, seed)
+                        if with_anchor:
+                            score = bd.opacus_score(task, X, y, X_te, y_te, eps, seed)[0]
+                            w.writerow([name, "opacus", n, eps, f"{s:.3f}", seed, "opacus",
+                                        f"{score:.6f}"])
+                        for opt in OPTIMIZERS:
+                            for label, kc in variants:
+                                with squared_kappa_c(kc):
+                                    score = bd.skdp_fit("ridge", opt, X, y, X_te, y_te, eps,
+                                                        seed)[0]
+                                w.writerow([name, opt, n, eps, f"{s:.3f}", seed, label,
+                                            f"{score:.6f}"])
+                    fh.flush()
+            print("done", name, flush=True)
+
+
+def _shard(args):
+    sweep_sets(*args)
+
+
+def sweep():
+    names = looked_at_sets(UNSEEN)
+    assert not set(names) & set(bd.HELDOUT16)
+    shards = [(names[k::2], OUT.with_name(f"{OUT.stem}_{k}of2.csv")) for k in range(2)]
+    with ProcessPoolExecutor(2) as pool:
+        list(pool.map(_shard, shards))
+
+
+def read(paths):
+    rows = []
+    for path in paths:
+        with open(path) as fh:
+            for r in csv.DictReader(fh):
+                r["n"], r["seed"] = int(r["n"]), int(r["seed"])
+                r["eps"], r["s"], r["score"] = float(r["eps"]), float(r["s"]), float(r["score"])
+                rows.append(r)
+    return rows
+
+
+def summarise(rows):
+    """Per (optimizer, variant): the cells' mean gain over the rule (R^2), whether each is more
+    than ``TOL`` below the anchor, and the cell's s."""
+    anchor = grid_anchors()
+    anchor.update({(r["dataset"], r["n"], r["eps"], r["seed"]): r["score"]
+                   for r in rows if r["variant"] == "opacus"})
+    cells = defaultdict(lambda: defaultdict(dict))
+    for r in rows:
+        if r["variant"] != "opacus":
+            cells[(r["dataset"], r["optimizer"], r["n"], r["eps"], r["s"])][r["variant"]][
+                r["seed"]] = r["score"]
+    table = defaultdict(lambda: {"gain": [], "below": [], "s": [], "cell": []})
+    for (ds, opt, n, eps, s), by_variant in cells.items():
+        seeds = sorted(by_variant["rule"])
+        ref = np.mean([anchor[(ds, n, eps, seed)] for seed in seeds])
+        rule = np.mean([by_variant["rule"][seed] for seed in seeds])
+        for variant, fits in by_variant.items():
+            mean = np.mean([fits[seed] for seed in seeds])
+            t = table[(opt, variant)]
+            t["gain"].append(mean - rule)
+            t["below"].append(bool(mean - ref < -TOL))
+            t["s"].append(s)
+            t["cell"].append((ds, n, eps, mean - ref))
+    return table
+
+
+def default_gain(table, variant):
+    """The ridge default's mean gain: dp_masg in the cells where ``optimizer="auto"`` runs it."""
+    t = table[("dp_masg", variant)]
+    gains = [g for g, s in zip(t["gain"], t["s"]) if s >= RIDGE_ACCELERATED_MIN_SNR]
+    return float(np.mean(gains)) if gains else 0.0, len(gains)
+
+
+def decide(table):
+    variants = sorted({v for _, v in table if v != "rule"})
+    below = {v: sum(sum(table[(o, v)]["below"]) for o in OPTIMIZERS) for v in variants + ["rule"]}
+    ok = [v for v in variants
+          if all(np.mean(table[(o, v)]["gain"]) >= 0 for o in OPTIMIZERS)
+          and default_gain(table, v)[0] >= 0 and below[v] < below["rule"]]
+    return (min(ok, key=lambda v: below[v]) if ok else None), below
+
+
+def report(paths=None, out=None, title="looked-at regression sets"):
+    paths = paths or sorted(OUT.parent.glob(f"{OUT.stem}_[0-9]of2.csv"))
+    out = out or OUT.with_suffix(".md")
+    table = summarise(read(paths))
+    choice, below = decide(table)
+    variants = ["rule"] + sorted({v for _, v in table if v != "rule"}, reverse=True)
+    lines = [f"# DPRidge's dp_nag_opt / dp_masg momentum horizon KAPPA_C (session 52): {title}",
+             "", "`benchmarks/dev_rules_ridge_momentum.py` (its docstring: candidates, decision "
+             f"rule; the rule is KAPPA_C = {RULE:g} for the squared loss). Mean gain over the "
+             f"rule in R^2 (cells: each cell's mean over its seeds); *below*: cells more than "
+             f"{TOL} of R^2 below the Opacus anchor.", "",
+             "| optimizer | " + " | ".join(variants) + " |", "|---|" + "---|" * len(variants)]
+    for o in OPTIMIZERS:
+        lines.append(f"| {o} | " + " | ".join(
+            f"{np.mean(table[(o, v)]['gain']):+.4f}, below {sum(table[(o, v)]['below'])} of "
+            f"{len(table[(o, v)]['gain'])}" for v in variants) + " |")
+    lines += ["", "The ridge default (dp_masg where s >= "
+              f"{RIDGE_ACCELERATED_MIN_SNR:g}): " + ", ".join(
+                  "{} {:+.4f} over {} cells".format(v, *default_gain(table, v))
+                  for v in variants[1:]) + ".", "",
+              "By band of s (read after the decision, not part of it): mean gain over the rule, "
+              "both optimizers.", "", "| s | cells | " + " | ".join(variants[1:]) + " |",
+              "|---|---|" + "---|" * (len(variants) - 1)]
+    for lo, hi in ((0, 10), (10, 30), (30, 100), (100, 300), (300, math.inf)):
+        gains = {v: [g for o in OPTIMIZERS for g, s in zip(table[(o, v)]["gain"],
+                                                            table[(o, v)]["s"]) if lo <= s < hi]
+                 for v in variants[1:]}
+        if gains[variants[1]]:
+            lines.append(f"| {lo:g} to {hi:g} | {len(gains[variants[1]])} | "
+                         + " | ".join(f"{np.mean(gains[v]):+.4f}" for v in variants[1:]) + " |")
+    worst = {v: min((c for o in OPTIMIZERS for c, g in zip(table[(o, v)]["cell"],
+                                                            table[(o, v)]["gain"])),
+                    key=lambda c: c[3]) for v in variants}
+    lines += ["", "Cells below the anchor by more than the tolerance, both optimizers: "
+              + ", ".join(f"{v} {below[v]}" for v in variants) + ".",
+              "Worst cell against the anchor: " + "; ".join(
+                  f"{v} {c[0]} n {c[1]} eps {c[2]:g} {c[3]:+.3f}" for v, c in worst.items())
+              + ".", "",
+              f"Decision: {choice if choice else 'no candidate qualifies (no change)'}."]
+    out.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return choice
+
+
+def judge(kappa_c):
+    out = OUT.with_name(f"{OUT.stem}_heldout16.csv")
+    names = [name for name in bd.HELDOUT16 if bd.load(name)[0] == "regression"]
+    sweep_sets(names, out, (kappa_c,), with_anchor=True)
+    report([out], out.with_suffix(".md"), "sixteenth held-out part")
+    table = summarise(read([out]))
+    label = f"kappa_c={kappa_c:g}"
+    pooled = float(np.mean([g for o in OPTIMIZERS for g in table[(o, label)]["gain"]]))
+    _, below = decide(table)
+    verdict = "adopt" if pooled >= 0 and below[label] <= below["rule"] else "no change"
+    with open(out.with_suffix(".md"), "a") as fh:
+        fh.write(f"\nJudge's rule (mean gain >= 0 over both optimizers, no added cell below): "
+                 f"{pooled:+.4f}, below {below[label]} against {below['rule']}: {verdict}.\n")
+
+
+if __name__ == "__main__":
+    command = sys.argv[1] if len(sys.argv) > 1 else "report"
+    if command == "sweep":
+        sweep()
+    elif command == "judge":
+        judge(float(sys.argv[2]))
+    else:
+        report()
