@@ -38,6 +38,7 @@ of R^2 on average there (five times the sweep's loss; a tenth of the issue's tol
     python benchmarks/dev_rules_ridge_momentum.py sweep     # two shards in two processes
     python benchmarks/dev_rules_ridge_momentum.py report
     python benchmarks/dev_rules_ridge_momentum.py judge K   # the sixteenth part, one candidate
+    python benchmarks/dev_rules_ridge_momentum.py judge-report K   # its md from its csv
 """
 
 import contextlib
@@ -189,7 +190,7 @@ def decide(table):
     return (min(ok, key=lambda v: below[v]) if ok else None), below
 
 
-def report(paths=None, out=None, title="looked-at regression sets"):
+def report(paths=None, out=None, title="looked-at regression sets", decision=True):
     paths = paths or sorted(OUT.parent.glob(f"{OUT.stem}_[0-9]of2.csv"))
     out = out or OUT.with_suffix(".md")
     table = summarise(read(paths))
@@ -226,18 +227,22 @@ def report(paths=None, out=None, title="looked-at regression sets"):
               + ", ".join(f"{v} {below[v]}" for v in variants) + ".",
               "Worst cell against the anchor: " + "; ".join(
                   f"{v} {c[0]} n {c[1]} eps {c[2]:g} {c[3]:+.3f}" for v, c in worst.items())
-              + ".", "",
-              f"Decision: {choice if choice else 'no candidate qualifies (no change)'}."]
+              + "."]
+    if decision:  # the sweep's rule; a judge's part has its own (``judge``)
+        lines += ["", f"Decision: {choice if choice else 'no candidate qualifies (no change)'}."]
     out.write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return choice
 
 
-def judge(kappa_c):
+def judge(kappa_c, fit=True):
+    """The sixteenth part's regression set: the rule and ``kappa_c`` with their anchors (``fit``;
+    else the md is rebuilt from the csv) and the second step's verdict."""
     out = OUT.with_name(f"{OUT.stem}_heldout16.csv")
-    names = [name for name in bd.HELDOUT16 if bd.load(name)[0] == "regression"]
-    sweep_sets(names, out, (kappa_c,), with_anchor=True)
-    report([out], out.with_suffix(".md"), "sixteenth held-out part")
+    if fit:
+        names = [name for name in bd.HELDOUT16 if bd.load(name)[0] == "regression"]
+        sweep_sets(names, out, (kappa_c,), with_anchor=True)
+    report([out], out.with_suffix(".md"), "sixteenth held-out part", decision=False)
     table = summarise(read([out]))
     label = f"kappa_c={kappa_c:g}"
     pooled = float(np.mean([g for o in OPTIMIZERS for g in table[(o, label)]["gain"]]))
@@ -258,5 +263,7 @@ if __name__ == "__main__":
         sweep()
     elif command == "judge":
         judge(float(sys.argv[2]))
+    elif command == "judge-report":
+        judge(float(sys.argv[2]), fit=False)
     else:
         report()
