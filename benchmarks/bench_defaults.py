@@ -4,7 +4,7 @@ Run: ``python benchmarks/bench_defaults.py [--optimizers dp_gdws ...] [--estimat
 ridge svc] [--datasets adult wine ...] [--n 500 1000 ...] [--eps 0.1 0.3 1 3] [--seeds 3]
 [--first-seed 0] [--heldout {dev,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,
 heldout7,heldout8,heldout9,heldout10,heldout11,heldout12,heldout13,heldout14,heldout15,
-heldout16,all}]
+heldout16,heldout17,all}]
 [--cached-only] [--anchors-from earlier.csv ...] [--out defaults]``.
 
 Writes ``benchmarks/results/<out>.csv`` (one row per method, cell and seed) and ``<out>.md``
@@ -198,8 +198,16 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   (``wine_free_sulfur``), ``make_classification_kite`` (d 20, 6 informative, 3 redundant,
   classes 75 / 25, 3% label noise, class_sep 0.9, one cluster per class) and
   ``make_regression_mod`` (d 30, 10 informative, Gaussian noise of sd 0.7 x the signal's: R^2
-  at most 0.67; bounds +-3 x the signal's sd x sqrt(1.49), known to the generator). Not run
-  yet.
+  at most 0.67; bounds +-3 x the signal's sd x sqrt(1.49), known to the generator). Its
+  regression set was run in session 52 (``dev_rules_ridge_momentum.py judge``, five seeds,
+  with its anchors) to judge the squared loss's ``KAPPA_C`` 2; its classification sets not yet.
+* seventeenth held-out part (``--heldout heldout17``; session 52, fixed and committed before any
+  of its cells was run, only the shapes seen), regression sets only, for the next rule of
+  DPRidge (the sixteenth's regression set has been looked at): ``make_regression_slab`` (d 20,
+  5 informative, Gaussian noise of sd 0.5 x the signal's: R^2 at most 0.8; bounds +-3 x the
+  signal's sd x sqrt(1.25)) and ``make_regression_broad`` (d 60, 20 informative, noise sd 0.8 x
+  the signal's: R^2 at most 0.61; bounds +-3 x the signal's sd x sqrt(1.64)), both known to the
+  generator.
 
 **References.** Non-private scikit-learn on the same arrays (LogisticRegression(C=1),
 LinearSVC(C=1), Ridge(alpha=1)); the majority class of the training subsample (classification) and
@@ -359,12 +367,17 @@ HELDOUT15 = ("adult_some_college", "wine_salty", "make_classification_lean",
 #: is judged here first.
 HELDOUT16 = ("adult_other_service", "wine_free_sulfur", "make_classification_kite",
              "make_regression_mod")
+#: A seventeenth held-out part (session 52), regression sets only, fixed and committed before
+#: any of its cells was run (only its shapes seen): the sixteenth part's regression set has
+#: been looked at (session 52's judge of the squared loss's ``KAPPA_C``), so a rule of DPRidge
+#: chosen after that is judged here first.
+HELDOUT17 = ("make_regression_slab", "make_regression_broad")
 PARTS = {"dev": DEV, "heldout": HELDOUT, "heldout2": HELDOUT2, "heldout3": HELDOUT3,
          "heldout4": HELDOUT4, "heldout5": HELDOUT5, "heldout6": HELDOUT6,
          "heldout7": HELDOUT7, "heldout8": HELDOUT8, "heldout9": HELDOUT9,
          "heldout10": HELDOUT10, "heldout11": HELDOUT11, "heldout12": HELDOUT12,
          "heldout13": HELDOUT13, "heldout14": HELDOUT14, "heldout15": HELDOUT15,
-         "heldout16": HELDOUT16}
+         "heldout16": HELDOUT16, "heldout17": HELDOUT17}
 
 
 # ----------------------------------------------------------------------------- data
@@ -765,6 +778,18 @@ def load(name):
         # the generator)
         out = _signal_plus_noise(30, 10, 197, lambda rng, s, size: rng.normal(0, 0.7 * s, size),
                                  math.sqrt(1.49))
+    elif name == "make_regression_slab":
+        # seventeenth held-out part: 20 features of which 5 informative, Gaussian noise of sd
+        # 0.5 x the signal's (R^2 at most 0.8); bounds +-3 x the signal's sd x sqrt(1.25) (known
+        # to the generator)
+        out = _signal_plus_noise(20, 5, 211, lambda rng, s, size: rng.normal(0, 0.5 * s, size),
+                                 math.sqrt(1.25))
+    elif name == "make_regression_broad":
+        # seventeenth held-out part: 60 features of which 20 informative, Gaussian noise of sd
+        # 0.8 x the signal's (R^2 at most 0.61); bounds +-3 x the signal's sd x sqrt(1.64)
+        # (known to the generator)
+        out = _signal_plus_noise(60, 20, 223, lambda rng, s, size: rng.normal(0, 0.8 * s, size),
+                                 math.sqrt(1.64))
     else:
         raise ValueError(f"unknown data set {name!r}")
     task, X_tr, y_tr, X_te, y_te = out
@@ -812,7 +837,8 @@ PART_TITLES = {"dev": "development", "heldout": "held-out", "heldout2": "second 
                "heldout9": "ninth held-out", "heldout10": "tenth held-out",
                "heldout11": "eleventh held-out", "heldout12": "twelfth held-out",
                "heldout13": "thirteenth held-out", "heldout14": "fourteenth held-out",
-               "heldout15": "fifteenth held-out", "heldout16": "sixteenth held-out"}
+               "heldout15": "fifteenth held-out", "heldout16": "sixteenth held-out",
+               "heldout17": "seventeenth held-out"}
 
 
 def baseline_score(task, y_tr, y_te):

@@ -39,6 +39,7 @@ of R^2 on average there (five times the sweep's loss; a tenth of the issue's tol
     python benchmarks/dev_rules_ridge_momentum.py report
     python benchmarks/dev_rules_ridge_momentum.py judge K   # the sixteenth part, one candidate
     python benchmarks/dev_rules_ridge_momentum.py judge-report K   # its md from its csv
+    python benchmarks/dev_rules_ridge_momentum.py every-default   # after the adoption
 """
 
 import contextlib
@@ -257,12 +258,56 @@ def judge(kappa_c, fit=True):
                  f"{default:+.4f} over {count} cells: {verdict}.\n")
 
 
+def every_default_check(seeds=range(3)):
+    """Read after the adoption, not part of any decision: the adopted constant (2) against 3 at
+    every default (``data_norm`` and ``y_bounds`` "auto", private bounds inside the fit), every
+    looked-at regression set and cell, three seeds, both optimizers and the ridge default
+    (``optimizer="auto"``), written to ``results/dev_rules_ridge_momentum_every_default.md``."""
+    from dev_rules_ridge_switch import defaults_r2
+
+    names = looked_at_sets(UNSEEN)
+    gains = defaultdict(list)
+    for name in names:
+        for n in bd.sizes(name, bd.N_GRID):
+            for eps in bd.EPS_GRID:
+                s = cell_snr(name, n, eps)
+                for opt in OPTIMIZERS + ("auto",):
+                    if opt == "auto" and s < RIDGE_ACCELERATED_MIN_SNR:
+                        continue  # the default runs dp_scd there: no KAPPA_C
+                    scores = defaultdict(list)
+                    for seed in seeds:
+                        _, X, y, X_te, y_te = bd.subsample(name, n, seed)
+                        for kc in (RULE, 2.0):
+                            with squared_kappa_c(kc):
+                                scores[kc].append(defaults_r2(opt, X, y, X_te, y_te, eps, seed))
+                    gains[opt].append((np.mean(scores[2.0]) - np.mean(scores[RULE]), s,
+                                       name, n, eps))
+        print("done", name, flush=True)
+    lines = ["# KAPPA_C 2 against 3 at every default (session 52, read after the adoption)", "",
+             "`benchmarks/dev_rules_ridge_momentum.py every-default`: DPRidge with `data_norm` "
+             "and `y_bounds` \"auto\", every looked-at regression set and cell, seeds 0 to "
+             f"{len(seeds) - 1}; gain in R^2 (cell means), the default only where it runs dp_masg "
+             f"(s >= {RIDGE_ACCELERATED_MIN_SNR:g}).", "",
+             "| optimizer | cells | mean gain | cells behind by more than 0.01 | worst cell |",
+             "|---|---|---|---|---|"]
+    for opt, g in gains.items():
+        worst = min(g)
+        lines.append(f"| {opt} | {len(g)} | {np.mean([x[0] for x in g]):+.4f} | "
+                     f"{sum(x[0] < -0.01 for x in g)} | {worst[0]:+.4f} ({worst[2]} n {worst[3]} "
+                     f"eps {worst[4]:g}, s {worst[1]:.0f}) |")
+    (HERE / "results" / "dev_rules_ridge_momentum_every_default.md").write_text(
+        "\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
 if __name__ == "__main__":
     command = sys.argv[1] if len(sys.argv) > 1 else "report"
     if command == "sweep":
         sweep()
     elif command == "judge":
         judge(float(sys.argv[2]))
+    elif command == "every-default":
+        every_default_check()
     elif command == "judge-report":
         judge(float(sys.argv[2]), fit=False)
     else:

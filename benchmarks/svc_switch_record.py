@@ -3,7 +3,7 @@
 ``optimizer="auto"`` of a binary DPLinearSVC runs dp_scd where ``s < SVC_DUAL_MAX_SNR`` with a
 public row bound (``skdp.optimizers._defaults.prefers_dual``), dp_gdws elsewhere. This script
 reads the grid's results (the files of ``defaults_summary.py``'s session-45 table, every part up
-to the thirteenth), takes the cells where the rule picks dp_scd (``bench_defaults.auto_choice``,
+to the thirteenth; since session 52 the fourteenth and fifteenth too), takes the cells where the rule picks dp_scd (``bench_defaults.auto_choice``,
 on the cell's public quantities) and reports dp_scd minus dp_gdws there, per part: what the
 switch gained against never switching. It refits nothing (it loads the data sets for their
 column counts).
@@ -30,7 +30,8 @@ FILES = (
     "defaults_s36_svc_scd_heldout7.csv", "defaults_s36_heldout8_10seeds.csv",
     "defaults_s37_heldout9_10seeds.csv", "defaults_s38_heldout10_10seeds.csv",
     "defaults_s42_heldout11_10seeds.csv", "defaults_s43_heldout12_10seeds.csv",
-    "defaults_s45_heldout13_10seeds.csv",
+    "defaults_s45_heldout13_10seeds.csv", "defaults_s51_heldout14_10seeds.csv",
+    "defaults_s51_heldout15_10seeds.csv",
 )
 
 
