@@ -333,6 +333,22 @@ every looked-at part's criteria before (``KAPPA_C`` 3) and after::
         svc:dp_nag_opt svc:dp_masg --exclude make_classification_hard \
         --out defaults_s51_all   # only its _criteria.md is kept
 
+Session 52: DPRidge's accelerated rows at the squared loss's ``KAPPA_C`` 2 on every looked-at
+regression set (parts up to the fifteenth, 21 sets, ten seeds, the cached anchors; two shards
+of the sets in two processes, about ten minutes), then every part's criteria before
+(``KAPPA_C`` 3) and after::
+
+    python benchmarks/bench_defaults.py --heldout all --datasets (the looked-at regression
+        sets, in two shards) --optimizers dp_nag_opt dp_masg --estimators ridge --seeds 10 \
+        --anchors-from $R/defaults_*.csv --cached-only --out s52_ridge_acc_X
+    python benchmarks/defaults_report.py --after $R/s52_ridge_acc_*.csv --changed --no-auto \
+        --out defaults_s52_ridge_nag_masg_all   # kept; the pieces are not
+    python benchmarks/defaults_report.py --after (defaults_summary.py's eighteen pieces of
+        session 51) $R/defaults_s51_heldout15_10seeds.csv \
+        $R/defaults_s52_ridge_nag_masg_all.csv --before (the same without the last) \
+        --changed ridge:dp_nag_opt ridge:dp_masg --exclude make_classification_hard \
+        --out defaults_s52_all   # only its _criteria.md is kept
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier

@@ -69,6 +69,15 @@ judge::
         $R/defaults_s51_nag_masg_all.csv --judge $R/defaults_s51_heldout15_10seeds.csv \
         --exclude make_classification_hard --out defaults_s51_summary
 
+Session 52's (``results/defaults_s52_summary.*``): session 51's pieces, the fifteenth part
+and the ridge accelerated rows at the squared loss's ``KAPPA_C`` 2
+(``defaults_s52_ridge_nag_masg_all.csv``, last), all as looked-at grids (no part with every
+optimizer is unseen)::
+
+    python benchmarks/defaults_summary.py --grids (session 51's eighteen pieces) \
+        $R/defaults_s51_heldout15_10seeds.csv $R/defaults_s52_ridge_nag_masg_all.csv \
+        --exclude make_classification_hard --out defaults_s52_summary
+
 The same pieces plus the eighth part's, given to ``defaults_report.py --after ... --changed
 --exclude make_classification_hard --out defaults_s36_all``, give every part's criteria at
 today's rules (``results/defaults_s36_all_criteria.md``; its 13 MB csv and figures are not kept).
