@@ -207,7 +207,10 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   5 informative, Gaussian noise of sd 0.5 x the signal's: R^2 at most 0.8; bounds +-3 x the
   signal's sd x sqrt(1.25)) and ``make_regression_broad`` (d 60, 20 informative, noise sd 0.8 x
   the signal's: R^2 at most 0.61; bounds +-3 x the signal's sd x sqrt(1.64)), both known to the
-  generator.
+  generator. Its two sets were fitted once, by mistake, by session 52's check of ``KAPPA_C``
+  at every default (``dev_rules_ridge_momentum.py every-default``, dp_nag_opt and dp_masg at
+  2 and 3, before its list of unseen parts named this one); their rows were dropped, and only a
+  table pooled with the 21 looked-at sets was printed. dp_scd has never been run on them.
 
 **References.** Non-private scikit-learn on the same arrays (LogisticRegression(C=1),
 LinearSVC(C=1), Ridge(alpha=1)); the majority class of the training subsample (classification) and

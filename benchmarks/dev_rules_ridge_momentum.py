@@ -102,10 +102,9 @@ def grid_anchors():
     return out
 
 
-def sweep_sets(names, out, candidates=CANDIDATES, with_anchor=False):
-    """Every cell and seed of ``names``: the rule's and each candidate's fit of both optimizers
-    (and, ``with_anchor``, the cell's Opacus anchor as variant "opacus")."""
-    variants = [("rule", RULE)] + [(f"kappa_c={c:g}", c) for c in candidates]
+def write_grid(names, out, seeds, fit_rows):
+    """Every cell and seed of ``names`` into ``out``: ``fit_rows(name, n, eps, s, seed, task, X,
+    y, X_te, y_te)`` gives the rows' ``(optimizer, variant, score)``."""
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(FIELDS)
@@ -113,21 +112,29 @@ def sweep_sets(names, out, candidates=CANDIDATES, with_anchor=False):
             for n in bd.sizes(name, bd.N_GRID):
                 for eps in bd.EPS_GRID:
                     s = cell_snr(name, n, eps)
-                    for seed in SEEDS:
-                        task, X, y, X_te, y_te = bd.subsample(name, n, seed)
-                        if with_anchor:
-                            score = bd.opacus_score(task, X, y, X_te, y_te, eps, seed)[0]
-                            w.writerow([name, "opacus", n, eps, f"{s:.3f}", seed, "opacus",
+                    for seed in seeds:
+                        data = bd.subsample(name, n, seed)
+                        for opt, label, score in fit_rows(name, n, eps, s, seed, *data):
+                            w.writerow([name, opt, n, eps, f"{s:.3f}", seed, label,
                                         f"{score:.6f}"])
-                        for opt in OPTIMIZERS:
-                            for label, kc in variants:
-                                with squared_kappa_c(kc):
-                                    score = bd.skdp_fit("ridge", opt, X, y, X_te, y_te, eps,
-                                                        seed)[0]
-                                w.writerow([name, opt, n, eps, f"{s:.3f}", seed, label,
-                                            f"{score:.6f}"])
                     fh.flush()
             print("done", name, flush=True)
+
+
+def sweep_sets(names, out, candidates=CANDIDATES, with_anchor=False):
+    """Every cell and seed of ``names``: the rule's and each candidate's fit of both optimizers
+    (and, ``with_anchor``, the cell's Opacus anchor as variant "opacus")."""
+    variants = [("rule", RULE)] + [(f"kappa_c={c:g}", c) for c in candidates]
+
+    def fit_rows(name, n, eps, s, seed, task, X, y, X_te, y_te):
+        if with_anchor:
+            yield "opacus", "opacus", bd.opacus_score(task, X, y, X_te, y_te, eps, seed)[0]
+        for opt in OPTIMIZERS:
+            for label, kc in variants:
+                with squared_kappa_c(kc):
+                    yield opt, label, bd.skdp_fit("ridge", opt, X, y, X_te, y_te, eps, seed)[0]
+
+    write_grid(names, out, SEEDS, fit_rows)
 
 
 def _shard(args):
@@ -270,25 +277,16 @@ def _every_default_shard(args):
     from dev_rules_ridge_switch import defaults_r2
 
     names, out, seeds = args
-    with open(out, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(FIELDS)
-        for name in names:
-            for n in bd.sizes(name, bd.N_GRID):
-                for eps in bd.EPS_GRID:
-                    s = cell_snr(name, n, eps)
-                    for seed in seeds:
-                        _, X, y, X_te, y_te = bd.subsample(name, n, seed)
-                        for opt in OPTIMIZERS + ("auto",):
-                            if opt == "auto" and s < RIDGE_ACCELERATED_MIN_SNR:
-                                continue  # the default runs dp_scd there: no KAPPA_C
-                            for label, kc in (("rule", RULE), ("kappa_c=2", 2.0)):
-                                with squared_kappa_c(kc):
-                                    score = defaults_r2(opt, X, y, X_te, y_te, eps, seed)
-                                w.writerow([name, opt, n, eps, f"{s:.3f}", seed, label,
-                                            f"{score:.6f}"])
-                    fh.flush()
-            print("done", name, flush=True)
+
+    def fit_rows(name, n, eps, s, seed, task, X, y, X_te, y_te):
+        for opt in OPTIMIZERS + ("auto",):
+            if opt == "auto" and s < RIDGE_ACCELERATED_MIN_SNR:
+                continue  # the default runs dp_scd there: no KAPPA_C
+            for label, kc in (("rule", RULE), ("kappa_c=2", 2.0)):
+                with squared_kappa_c(kc):
+                    yield opt, label, defaults_r2(opt, X, y, X_te, y_te, eps, seed)
+
+    write_grid(names, out, seeds, fit_rows)
 
 
 def every_default_check(seeds=range(3), fit=True):
