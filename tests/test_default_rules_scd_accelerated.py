@@ -144,3 +144,18 @@ def test_horizon_is_the_documented_formula(make, loss, epsilon, n):
         assert round(1.5 * math.sqrt(n / hi)) < 4 and T1 == 4
     _, out = _resolved(make(), problem, epsilon=epsilon)
     assert out["n_iter"] == (T1 if make is DPNAGOpt else 2 * T1)
+
+
+@pytest.mark.parametrize("make", [DPNAGOpt, DPMASG])
+@pytest.mark.parametrize("loss, kappa_c", [("logistic", 1.5), ("squared", 2.0)])
+def test_momentum_horizon_is_the_documented_formula(make, loss, kappa_c):
+    """``kappa="auto"`` builds the momentum for ``min(L / mu, max(4, (T / c_k)^2))`` with the
+    documented constants (docs, optimizers: 1.5 for the classification losses since session 50,
+    2 for the squared loss since session 52). At n 20000, epsilon 0.3 with ``lam = 1/n`` the
+    problem's own ``L / mu`` (at least 0.5 n) is far above ``(T / c_k)^2``, so the horizon
+    decides."""
+    problem = _problem(1, loss, n=20000)
+    res, out = _resolved(make(), problem, epsilon=0.3)
+    T = out["n_iter"] if make is DPNAGOpt else out["stages"][0]
+    assert (T / kappa_c) ** 2 < 0.5 * problem.X.shape[0]
+    assert out["kappa"] == pytest.approx(max(4.0, (T / kappa_c) ** 2))
