@@ -61,16 +61,21 @@ OUT = HERE / "results" / "dev_rules_nag_momentum.csv"
 
 
 @contextlib.contextmanager
-def _classification_kappa_c(kappa_c):
-    """The classification losses' ``KAPPA_C`` replaced by ``kappa_c`` (warnings silenced)."""
+def family_kappa_c(family, kappa_c):
+    """``KAPPA_C`` of one loss family (``"classification"`` or ``"squared"``) replaced by
+    ``kappa_c`` (warnings silenced)."""
     saved = dp_nag_opt.KAPPA_C
-    dp_nag_opt.KAPPA_C = {**saved, "classification": kappa_c}
+    dp_nag_opt.KAPPA_C = {**saved, family: kappa_c}
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             yield
     finally:
         dp_nag_opt.KAPPA_C = saved
+
+
+#: the classification losses' ``KAPPA_C`` replaced (this sweep's candidates)
+_classification_kappa_c = functools.partial(family_kappa_c, "classification")
 
 
 def _fit_with_kappa_c(kappa_c, est, opt, X, y, X_te, y_te, eps, seed):

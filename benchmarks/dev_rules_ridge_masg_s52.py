@@ -198,14 +198,7 @@ def judge_report(t):
 
 
 if __name__ == "__main__":
-    command = sys.argv[1] if len(sys.argv) > 1 else "report"
-    if command == "sweep":
-        sweep()
-    elif command == "pipeline":
-        pipeline()
-    elif command == "judge":
-        judge(float(sys.argv[2]))
-    elif command == "judge-report":
-        judge_report(float(sys.argv[2]))
-    else:
-        report()
+    command, *args = sys.argv[1:] or ["report"]
+    {"sweep": sweep, "pipeline": pipeline, "report": report,
+     "judge": lambda t: judge(float(t)),
+     "judge-report": lambda t: judge_report(float(t))}[command](*args)

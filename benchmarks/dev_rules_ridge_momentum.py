@@ -42,11 +42,10 @@ of R^2 on average there (five times the sweep's loss; a tenth of the issue's tol
     python benchmarks/dev_rules_ridge_momentum.py every-default   # after the adoption
 """
 
-import contextlib
 import csv
+import functools
 import math
 import sys
-import warnings
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -57,9 +56,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 import bench_defaults as bd  # noqa: E402
+from dev_rules_nag_momentum import family_kappa_c  # noqa: E402
 from dev_rules_ridge_masg import cell_snr, looked_at_sets  # noqa: E402
 
-from skdp.optimizers import dp_nag_opt  # noqa: E402
 from skdp.optimizers._defaults import RIDGE_ACCELERATED_MIN_SNR  # noqa: E402
 
 CANDIDATES = (2.0, 1.5, 1.0)
@@ -78,17 +77,8 @@ OUT = HERE / "results" / "dev_rules_ridge_momentum.csv"
 FIELDS = ["dataset", "optimizer", "n", "eps", "s", "seed", "variant", "score"]
 
 
-@contextlib.contextmanager
-def squared_kappa_c(kappa_c):
-    """The squared loss's ``KAPPA_C`` replaced by ``kappa_c`` (warnings silenced)."""
-    saved = dp_nag_opt.KAPPA_C
-    dp_nag_opt.KAPPA_C = {**saved, "squared": kappa_c}
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        dp_nag_opt.KAPPA_C = saved
+#: the squared loss's ``KAPPA_C`` replaced (warnings silenced)
+squared_kappa_c = functools.partial(family_kappa_c, "squared")
 
 
 def grid_anchors():
@@ -335,16 +325,9 @@ def every_default_check(seeds=range(3), fit=True):
 
 
 if __name__ == "__main__":
-    command = sys.argv[1] if len(sys.argv) > 1 else "report"
-    if command == "sweep":
-        sweep()
-    elif command == "judge":
-        judge(float(sys.argv[2]))
-    elif command == "every-default":
-        every_default_check()
-    elif command == "every-default-report":
-        every_default_check(fit=False)
-    elif command == "judge-report":
-        judge(float(sys.argv[2]), fit=False)
-    else:
-        report()
+    command, *args = sys.argv[1:] or ["report"]
+    {"sweep": sweep, "report": report,
+     "judge": lambda k: judge(float(k)),
+     "judge-report": lambda k: judge(float(k), fit=False),
+     "every-default": every_default_check,
+     "every-default-report": lambda: every_default_check(fit=False)}[command](*args)
