@@ -152,7 +152,7 @@ def read(paths):
 
 def summarise(rows):
     """Per (optimizer, variant): the cells' mean gain over the rule (R^2), whether each is more
-    than ``TOL`` below the anchor, and the cell's s."""
+    than ``TOL`` below the anchor, the cell's s and its mean score."""
     anchor = grid_anchors()
     anchor.update({(r["dataset"], r["n"], r["eps"], r["seed"]): r["score"]
                    for r in rows if r["variant"] == "opacus"})
@@ -161,7 +161,7 @@ def summarise(rows):
         if r["variant"] != "opacus":
             cells[(r["dataset"], r["optimizer"], r["n"], r["eps"], r["s"])][r["variant"]][
                 r["seed"]] = r["score"]
-    table = defaultdict(lambda: {"gain": [], "below": [], "s": [], "cell": []})
+    table = defaultdict(lambda: {"gain": [], "below": [], "s": [], "cell": [], "mean": []})
     for (ds, opt, n, eps, s), by_variant in cells.items():
         seeds = sorted(by_variant["rule"])
         ref = np.mean([anchor[(ds, n, eps, seed)] for seed in seeds])
@@ -173,6 +173,7 @@ def summarise(rows):
             t["below"].append(bool(mean - ref < -TOL))
             t["s"].append(s)
             t["cell"].append((ds, n, eps, mean - ref))
+            t["mean"].append(mean)
     return table
 
 
