@@ -15,7 +15,8 @@ The candidates are ``(scale, cap)`` in CANDIDATES (the floor stays 1) against th
 part's regression set was looked at in session 52), every cell of the defaults grid, five
 seeds, at the grid's public bounds (``data_norm=1``, ``y_bounds=(-1, 1)``); each candidate's fit
 of a cell and seed uses the same subsample and ``random_state`` as the rule's. Anchors: the
-Opacus scores of the earlier grids' csvs.
+Opacus scores of the earlier grids' csvs (``make_regression_mod``'s: those of session 52's judge,
+``MOD_ANCHORS``).
 
 The decision rule, written before the sweep ran: a candidate qualifies if (i) its mean gain over
 the rule (cells: means over their seeds) is >= 0, (ii) it has strictly fewer cells more than
@@ -64,6 +65,8 @@ UNSEEN = ("heldout17",)
 TOL = 0.02
 SET_SLACK = 0.01
 OUT = HERE / "results" / "dev_rules_tree_travel.csv"
+#: the sixteenth part's regression set has its anchors in session 52's judge csv only
+MOD_ANCHORS = HERE / "results" / "dev_rules_ridge_momentum_heldout16.csv"
 
 
 def label(spec):
@@ -184,7 +187,8 @@ def bands(table, variants):
 
 
 def report(paths=None, out=None, title="looked-at regression sets", decision=True):
-    table = summarise(read(paths or shards(OUT)))
+    anchors = [r for r in read([MOD_ANCHORS]) if r["variant"] == "opacus"]
+    table = summarise(read(paths or shards(OUT)) + anchors)
     m = measures(table)
     lines = markdown(m, title, bands(table, [v for v in m if v != "rule"]))
     choice = decide(m)
