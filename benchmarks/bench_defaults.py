@@ -1099,6 +1099,10 @@ def markdown(rows, optimizers, title, skipped=()):
     return "\n".join(lines)
 
 
+#: the figures' range of ``score - Opacus``; a gap outside it is drawn on its edge
+PLOT_RANGE = (-0.15, 0.05)
+
+
 def plot(rows, optimizers, stem):
     try:
         import matplotlib
@@ -1127,12 +1131,13 @@ def plot(rows, optimizers, stem):
                     if np.all(np.isnan(ys)):
                         continue
                     style = "--" if o in ("baseline", "sklearn") else "-o"
-                    ax.plot(ns, ys, style, ms=3, label=o)
+                    # off-scale gaps (an anchor far below zero R^2 at small n) sit on the edge
+                    ax.plot(ns, np.clip(ys, *PLOT_RANGE), style, ms=3, label=o)
                 tol = 0.01 if ESTIMATORS[est][1] == "classification" else 0.02
                 ax.axhline(0, color="k", lw=0.8)
                 ax.axhline(-tol, color="r", lw=0.6, ls=":")
                 ax.set_xscale("log")
-                ax.set_ylim(-0.15, 0.05)
+                ax.set_ylim(PLOT_RANGE[0] - 0.005, PLOT_RANGE[1] + 0.005)
                 ax.set_title(f"{ds}{'' if part_of(ds) == 'dev' else ' (' + PART_TITLES[part_of(ds)] + ')'}, "
                              f"eps={eps:g}", fontsize=8)
                 ax.tick_params(labelsize=7)

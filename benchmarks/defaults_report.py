@@ -349,6 +349,20 @@ of the sets in two processes, about ten minutes), then every part's criteria bef
         --changed ridge:dp_nag_opt ridge:dp_masg --exclude make_classification_hard \
         --out defaults_s52_all   # only its _criteria.md is kept
 
+Session 53: the docs' figures at today's rules, without new fits: the first four parts (session
+35's grid and session 36's SVC ``dp_scd`` rows, with the accelerated rows of sessions 51 and 52
+restricted to those parts' data sets, ``part`` in dev, heldout, heldout2, heldout3) and the
+fifteenth (its grid, with its ridge accelerated rows of session 52); the figures use
+``bench_defaults.PLOT_RANGE``, gaps outside it on its edge::
+
+    python benchmarks/defaults_report.py --after $R/defaults_s35_10seeds.csv \
+        $R/defaults_s36_svc_scd_s17b.csv (defaults_s51_nag_masg_all.csv's and
+        defaults_s52_ridge_nag_masg_all.csv's rows of those parts, two files) --changed \
+        --exclude make_classification_hard --out defaults_s53_first4   # csv not kept
+    python benchmarks/defaults_report.py --after $R/defaults_s51_heldout15_10seeds.csv \
+        (defaults_s52_ridge_nag_masg_all.csv's heldout15 rows) --changed \
+        --out defaults_s53_heldout15   # csv not kept
+
 ``defaults_s12_scd_oldrule_seeds3to9`` holds dp_scd's logistic cells at the rule before session
 12 (the "before" of that pair at seeds 3 to 9); the SVC's dp_gdws and dp_sgld cells of the
 ``seeds3to9`` runs predate their change. The seeds 0 to 2 grid, comparable with the earlier
