@@ -93,6 +93,16 @@ sys.path.insert(0, str(HERE))
 import bench_defaults as bd  # noqa: E402
 import defaults_report as dr  # noqa: E402
 
+#: session 52's pieces (the command above, in order: a later piece wins): every looked-at part
+#: at today's rules
+TODAY_PIECES = tuple(f"defaults_{stem}.csv" for stem in (
+    "s35_10seeds", "s36_svc_scd_s17b", "s23_heldout4", "s36_scd_heldout4",
+    "s31_heldout5_10seeds", "s36_scd_heldout5", "s32_heldout6_10seeds", "s36_scd_heldout6",
+    "s35_heldout7_10seeds", "s36_svc_scd_heldout7", "s36_heldout8_10seeds",
+    "s37_heldout9_10seeds", "s38_heldout10_10seeds", "s42_heldout11_10seeds",
+    "s43_heldout12_10seeds", "s45_heldout13_10seeds", "s51_heldout14_10seeds",
+    "s51_nag_masg_all", "s51_heldout15_10seeds", "s52_ridge_nag_masg_all"))
+
 METHODS = ("auto", *bd.OPTIMIZERS)
 REGIMES = (("n < 3000, eps <= 0.3", lambda n, e: n < 3000 and e <= 0.3),
            ("n < 3000, eps >= 1", lambda n, e: n < 3000 and e >= 1),
