@@ -57,7 +57,6 @@ cells' median gains below -0.01.
 import csv
 import math
 import sys
-import warnings
 from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -140,14 +139,7 @@ def default_cells(path=EVERY_DEFAULT):
 
 def pipeline(out=PIPELINE):
     """The raw-data route, every method, the cells with s < 300 (the s of the fitted design)."""
-    from sklearn.compose import make_column_transformer
-    from sklearn.preprocessing import OneHotEncoder
-
-    from dev_rules_ridge_masg import PIPELINE_EPS, PIPELINE_SEEDS, _raw_regressions
-    from skdp import DPRidge
-    from skdp.datasets import ADULT_CATEGORIES
-    from skdp.pipeline import make_private_pipeline
-    from skdp.preprocessing import PrivateRobustScaler
+    from dev_rules_ridge_masg import PIPELINE_EPS, PIPELINE_SEEDS, _raw_regressions, fit_raw_pipeline
 
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
@@ -156,16 +148,7 @@ def pipeline(out=PIPELINE):
             for eps in PIPELINE_EPS:
                 for seed in PIPELINE_SEEDS:
                     for opt in METHODS:
-                        scaler = PrivateRobustScaler(random_state=seed)
-                        pre = scaler if cat is None else make_column_transformer(
-                            (scaler, num),
-                            (OneHotEncoder(categories=[ADULT_CATEGORIES[c] for c in cat],
-                                           handle_unknown="ignore"), cat))
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            pipe = make_private_pipeline(
-                                pre, DPRidge(optimizer=opt, random_state=seed),
-                                epsilon=eps, delta=bd.DELTA).fit(X_tr, y_tr)
+                        pipe = fit_raw_pipeline(X_tr, y_tr, num, cat, opt, eps, seed)
                         p = pipe.steps[-1][1].coef_.shape[-1] + 1
                         s = snr(len(X_tr), p, budget_rho(eps, bd.DELTA))
                         if not served(s):

@@ -267,12 +267,10 @@ def _raw_regressions():
     return out
 
 
-def pipeline(out=None):
-    """The raw-data route of the docs (PrivatePipeline: PrivateRobustScaler on the numeric
-    columns, one-hot with Adult's public categories, then DPRidge at its defaults), where the
-    scaler's public output bound is the row bound: dp_masg against dp_scd, the same seeds.
-    ``PIPELINE`` was measured with session 37's scaler (quartiles on the 2^(1/4) grid
-    directly); ``pipeline-s38`` writes ``PIPELINE_S38`` with session 38's centred quartiles."""
+def fit_raw_pipeline(X_tr, y_tr, num, cat, optimizer, eps, seed):
+    """The documented raw-data pipeline, fitted: PrivateRobustScaler on the numeric columns
+    ``num`` (all of X when ``cat`` is None), one-hot with Adult's public categories on ``cat``,
+    then DPRidge at its defaults with ``optimizer`` (warnings silenced)."""
     from sklearn.compose import make_column_transformer
     from sklearn.preprocessing import OneHotEncoder
 
@@ -280,6 +278,23 @@ def pipeline(out=None):
     from skdp.pipeline import make_private_pipeline
     from skdp.preprocessing import PrivateRobustScaler
 
+    scaler = PrivateRobustScaler(random_state=seed)
+    pre = scaler if cat is None else make_column_transformer(
+        (scaler, num),
+        (OneHotEncoder(categories=[ADULT_CATEGORIES[c] for c in cat], handle_unknown="ignore"),
+         cat))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return make_private_pipeline(pre, DPRidge(optimizer=optimizer, random_state=seed),
+                                     epsilon=eps, delta=bd.DELTA).fit(X_tr, y_tr)
+
+
+def pipeline(out=None):
+    """The raw-data route of the docs (PrivatePipeline: PrivateRobustScaler on the numeric
+    columns, one-hot with Adult's public categories, then DPRidge at its defaults), where the
+    scaler's public output bound is the row bound: dp_masg against dp_scd, the same seeds.
+    ``PIPELINE`` was measured with session 37's scaler (quartiles on the 2^(1/4) grid
+    directly); ``pipeline-s38`` writes ``PIPELINE_S38`` with session 38's centred quartiles."""
     with open(PIPELINE if out is None else out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["dataset", "n", "p", "eps", "s", "seed", "optimizer", "score"])
@@ -287,18 +302,8 @@ def pipeline(out=None):
             for eps in PIPELINE_EPS:
                 for seed in PIPELINE_SEEDS:
                     for optimizer in ("dp_scd", "dp_masg"):
-                        scaler = PrivateRobustScaler(random_state=seed)
-                        pre = scaler if cat is None else make_column_transformer(
-                            (scaler, num),
-                            (OneHotEncoder(categories=[ADULT_CATEGORIES[c] for c in cat],
-                                           handle_unknown="ignore"), cat))
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            pipe = make_private_pipeline(
-                                pre, DPRidge(optimizer=optimizer, random_state=seed),
-                                epsilon=eps, delta=bd.DELTA).fit(X_tr, y_tr)
-                        est = pipe.steps[-1][1]
-                        p = est.coef_.shape[-1] + 1
+                        pipe = fit_raw_pipeline(X_tr, y_tr, num, cat, optimizer, eps, seed)
+                        p = pipe.steps[-1][1].coef_.shape[-1] + 1
                         s = snr(len(X_tr), p, budget_rho(eps, bd.DELTA))
                         w.writerow([name, len(X_tr), p, eps, f"{s:.1f}", seed, optimizer,
                                     f"{pipe.score(X_te, y_te):.5f}"])

@@ -327,16 +327,19 @@ def test_gdws_default_steps_path_reports_the_zcdp_budget_left():
     assert est.epsilon_ == pytest.approx(POWER_EPSILON, rel=1e-6)
 
 
-@pytest.mark.parametrize("dask, optimizer, n_targets", [
-    (False, "dp_scd", 1), (True, "dp_gdws", 1), (False, "dp_scd", 2), (True, "dp_gdws", 2),
-    (False, "dp_masg", 1), (True, "dp_masg", 1), (False, "dp_masg", 2),
+@pytest.mark.parametrize("dask, optimizer, n_rows, n_targets", [
+    (False, "dp_scd", 300, 1), (False, "dp_scd", 300, 2),
+    (True, "dp_gdws", 18, 1), (True, "dp_gdws", 18, 2),
+    (True, "dp_masg", 300, 1), (True, "dp_masg", 300, 2),
+    (False, "dp_masg", 600, 1), (True, "dp_masg", 600, 1), (False, "dp_masg", 600, 2),
 ])
-def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer, n_targets):
+def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer, n_rows, n_targets):
     """The paths "DPRidge defaults" (one target and two) fit with every default but the
-    intercept: both bounds released (per column), optimizer="auto" picks dp_scd in memory and
-    dp_gdws on Dask (dp_scd does not run there) below s = 300 (300 rows), dp_masg in memory and
-    on Dask from it (600 rows); dp_gdws at its own step count and dp_masg report zCDP events.
-    Every such path of the list is one of these."""
+    intercept: both bounds released (per column), optimizer="auto" picks dp_scd in memory below
+    s = 300 (300 rows) and, on Dask, where dp_scd does not run, dp_gdws below s = 10 (18 rows)
+    and dp_masg from it (300 rows); dp_masg in memory and on Dask from s = 300 (600 rows);
+    dp_gdws at its own step count and dp_masg report zCDP events. Every such path of the list
+    is one of these."""
     import warnings
 
     from skdp.privacy import ZCDPEvent
@@ -345,9 +348,9 @@ def test_ridge_defaults_paths_run_what_their_labels_say(dask, optimizer, n_targe
         pytest.importorskip("dask.array")
     defaults = [p for p in estimator_paths()
                 if "defaults" in p.label and "data_norm and y_bounds 'auto'" in p.label]
-    assert len(defaults) == 7
-    path, = [p for p in defaults
-             if f"({optimizer}" in p.label and p.dask == dask and p.n_targets == n_targets]
+    assert len(defaults) == 9
+    path, = [p for p in defaults if f"({optimizer}" in p.label and p.dask == dask
+             and p.n_targets == n_targets and p.n_rows == n_rows]
     assert f"({path.n_rows} rows)" in path.label
     assert ("two targets" in path.label) == (n_targets == 2)
     c, X = path.data(0)

@@ -8,8 +8,9 @@ from sklearn.datasets import load_breast_cancer, make_regression
 
 from skdp import DPLinearSVC, DPLogisticRegression, DPRidge
 from skdp.optimizers._defaults import (
-    DUAL_MAX_SNR, DUAL_MIN_REGULARISATION, RIDGE_ACCELERATED_MIN_SNR, budget_rho,
-    prefers_accelerated_ridge, prefers_dual,
+    DUAL_MAX_SNR, DUAL_MIN_REGULARISATION, RIDGE_ACCELERATED_MIN_SNR,
+    RIDGE_FALLBACK_ACCELERATED_MIN_SNR, budget_rho, prefers_accelerated_ridge, prefers_dual,
+    ridge_fallback,
 )
 from skdp.privacy.record import zcdp_rho_for_budget
 
@@ -150,7 +151,12 @@ def test_dp_scd_of_ridge_moves_on_weakly_regularised_rows_and_does_not_warn():
 def test_auto_of_ridge_and_svc_and_their_fallbacks():
     X, y = _unit_rows(300, 5)
     assert DPRidge(random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_scd"
-    assert DPRidge(warm_start=True, random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_gdws"
+    # warm_start: dp_scd cannot warm-start, so the fallback rule runs (s = 300 sqrt(2 rho) /
+    # sqrt(6) >= 10 at epsilon 1: dp_masg; at epsilon 0.05, below 10: dp_gdws)
+    assert DPRidge(warm_start=True, random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_masg"
+    with pytest.warns(UserWarning):  # private bounds of 300 rows at epsilon 0.05 are unreliable
+        small = DPRidge(warm_start=True, epsilon=0.05, random_state=0).fit(X, X[:, 0])
+    assert small.optimizer_.name == "dp_gdws"
     # DPLinearSVC: dp_gdws for binary problems, dp_nag_opt for multiclass ones (session 12)
     assert DPLinearSVC(random_state=0).fit(X, y).optimizer_.name == "dp_gdws"
     y3 = np.argmax(X[:, :3], axis=1)
@@ -178,6 +184,22 @@ def test_prefers_accelerated_ridge_is_the_stated_rule():
     t = f"{RIDGE_ACCELERATED_MIN_SNR:g}"
     assert f":class:`~skdp.DPRidge`: |dp_scd| when ``s < {t}``, |dp_masg| from ``s = {t}``" in table
     assert f'``"dp_masg"`` - ``s >= {t}``' in guide
+
+
+def test_ridge_fallback_is_the_stated_rule():
+    """Where dp_scd cannot run, DPRidge's "auto" runs dp_masg from s = 10 and dp_gdws below
+    (s computed here independently of skdp's snr()), and the docs state it."""
+    rho = zcdp_rho_for_budget(1.0, 1e-5)
+    for n, p in [(20, 12), (40, 12), (100, 101), (200, 101), (3673, 12)]:
+        s = n * math.sqrt(2 * rho) / math.sqrt(p)
+        assert ridge_fallback(n, p, rho) == ("dp_masg" if s >= 10.0 else "dp_gdws")
+    assert ridge_fallback(10**9, 12, math.inf) == "dp_gdws"  # epsilon = inf: not private
+    assert RIDGE_FALLBACK_ACCELERATED_MIN_SNR == 10.0
+    from pathlib import Path
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    dask = " ".join((docs / "dask.rst").read_text().split())
+    assert "``dp_masg`` from ``s = 10`` and ``dp_gdws`` below" in dask
 
 
 def _rows_at_snr(s, p, epsilon, delta=1e-5):
@@ -222,8 +244,13 @@ def test_auto_on_dask_runs_a_distributed_optimizer():
     assert svc.optimizer_.name == "dp_gdws"
     assert DPLinearSVC(epsilon=0.1, data_norm=1.0, random_state=0).fit(X, y).optimizer_.name \
         == "dp_scd"
+    # DPRidge's fallback: dp_masg from s = 10 (400 rows, 11 columns, epsilon 1), dp_gdws below
     ridge = DPRidge(data_norm=1.0, y_bounds=(-1, 1), random_state=0).fit(Xd, Xd[:, 0])
-    assert ridge.optimizer_.name == "dp_gdws"
+    assert ridge.optimizer_.name == "dp_masg"
+    assert DPRidge(data_norm=1.0, y_bounds=(-1, 1), random_state=0).fit(X, X[:, 0]) \
+        .optimizer_.name == "dp_scd"  # in memory: the rule's own choice
+    tiny = DPRidge(epsilon=0.05, data_norm=1.0, y_bounds=(-1, 1), random_state=0)
+    assert tiny.fit(Xd, Xd[:, 0]).optimizer_.name == "dp_gdws"
     # from s = 300 DPRidge's rule picks dp_masg, which runs on Dask: no fallback there
     big = DPRidge(epsilon=20.0, data_norm=1.0, y_bounds=(-1, 1), random_state=0)
     assert big.fit(Xd, Xd[:, 0]).optimizer_.name == "dp_masg"

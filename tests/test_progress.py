@@ -320,9 +320,10 @@ def test_dp_scd_refuses_warm_start(data):
     X, y = data
     with pytest.raises(ValueError, match="warm_start=True is not supported by dp_scd"):
         DPRidge(optimizer="dp_scd", warm_start=True).fit(X, X[:, 0])
-    # optimizer="auto" (the default) runs DPRidge's dp_scd, but dp_gdws under warm_start
+    # optimizer="auto" (the default) runs DPRidge's dp_scd, but its fallback under warm_start
+    # (dp_masg here, s >= 10; test_auto_optimizer checks the rule)
     assert DPRidge(random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_scd"
-    assert DPRidge(warm_start=True, random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_gdws"
+    assert DPRidge(warm_start=True, random_state=0).fit(X, X[:, 0]).optimizer_.name == "dp_masg"
     problem = _problem(X, y)
     warm = Problem(problem.X, problem.Y, problem.loss, problem.lam, problem.row_norm_bound,
                    problem.clip, init=np.zeros((6, 1)))

@@ -270,17 +270,23 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     def _auto_optimizer(self, n_samples, n_columns, fit, public_norm, lam, distributed):
         """The name ``optimizer="auto"`` runs: a function of public quantities only.
 
-        :meth:`_auto_choice`, or dp_gdws where that choice cannot run (Dask input,
-        ``warm_start``). ``public_norm`` is None when ``data_norm="auto"`` releases a bound: the
-        choice is made before any private computation and never reads a release.
+        :meth:`_auto_choice`, or :meth:`_fallback_choice` where that choice cannot run (Dask
+        input, ``warm_start``). ``public_norm`` is None when ``data_norm="auto"`` releases a
+        bound: the choice is made before any private computation and never reads a release.
         """
         name = self._auto_choice(n_samples, n_columns, fit, public_norm, lam)
         cls = get_optimizer_class(name)
         if (distributed and not cls.supports_distributed) or (
             self.warm_start and not cls.supports_warm_start
         ):
-            return "dp_gdws"
+            return self._fallback_choice(n_samples, n_columns, fit)
         return name
+
+    def _fallback_choice(self, n_samples, n_columns, fit):
+        """What ``optimizer="auto"`` runs where :meth:`_auto_choice`'s optimizer cannot (it runs
+        on Dask and warm-starts): dp_gdws (subclasses may read n, the columns with the
+        intercept and the budget in ``fit``)."""
+        return "dp_gdws"
 
     def _resolve_optimizer(self, name_or_instance):
         """A fresh optimizer instance with the estimator's ``max_iter`` and ``tol`` applied.

@@ -7,7 +7,7 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         None: ``min(1e-5, 0.1 / n_samples)``, a function of the public n only.
     optimizer : "auto", str or DPOptimizer, default="auto"
         One of :func:`skdp.optimizers.available_optimizers`, an optimizer instance, or "auto":
-        %(auto_rule)s; dp_gdws where that cannot run (Dask input, ``warm_start=True``). The
+        %(auto_rule)s; %(fallback)s where that cannot run (Dask input, ``warm_start=True``). The
         choice reads public quantities only, before any private computation, and is
         ``optimizer_``. A named optimizer's parameters are tunable as ``optimizer__<name>``
         (a name stands for the default instance of its class:
@@ -147,10 +147,11 @@ PRIVACY_ATTRIBUTES = """epsilon_ : float
         Defined when X has feature names that are all strings."""
 
 
-def fill(doc, auto_rule):
+def fill(doc, auto_rule, fallback="dp_gdws"):
     """Insert the shared parameter and attribute blocks into a docstring; ``auto_rule`` says
-    what ``optimizer="auto"`` runs for this estimator."""
-    params = PRIVACY_PARAMS.replace("%(auto_rule)s", auto_rule)
+    what ``optimizer="auto"`` runs for this estimator, ``fallback`` what it runs where that
+    cannot run."""
+    params = PRIVACY_PARAMS.replace("%(auto_rule)s", auto_rule).replace("%(fallback)s", fallback)
     return doc.replace("%(privacy_params)s", params).replace(
         "%(privacy_attributes)s", PRIVACY_ATTRIBUTES
     )

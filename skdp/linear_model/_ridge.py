@@ -7,7 +7,7 @@ from sklearn.base import RegressorMixin, _fit_context
 
 from .._validation import AUTO, POSITIVE, check_positive
 from ..losses import get_loss
-from ..optimizers._defaults import budget_rho, prefers_accelerated_ridge
+from ..optimizers._defaults import budget_rho, prefers_accelerated_ridge, ridge_fallback
 from ._base import DPLinearModel
 from ._bounds import PrivateFit, check_y_bounds, resolve_target_bounds
 from ._docs import fill
@@ -73,6 +73,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
             "``n sqrt(2 rho) / sqrt(p)`` of at least 300; see :doc:`/user_guide/"
             "choosing_an_optimizer`)"
         ),
+        fallback="dp_masg from a ratio of 10 and dp_gdws below it",
     )
 
     _auto_default = "dp_scd"
@@ -86,6 +87,13 @@ class DPRidge(RegressorMixin, DPLinearModel):
                 n_samples, n_columns, budget_rho(fit.epsilon, fit.delta)):
             return "dp_masg"
         return self._auto_default
+
+    def _fallback_choice(self, n_samples, n_columns, fit):
+        """Where dp_scd cannot run (Dask input, ``warm_start``): dp_masg from a signal-to-noise
+        ratio of 10, dp_gdws below (session 53:
+        :func:`~skdp.optimizers._defaults.ridge_fallback`). Public quantities only."""
+        rho = budget_rho(fit.epsilon, fit.delta) if fit.private else float("inf")
+        return ridge_fallback(n_samples, n_columns, rho)
 
     # y_bounds also accepts "auto" (a private estimate of the bounds, charged to the fit).
     _parameter_constraints: dict = {

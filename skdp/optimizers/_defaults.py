@@ -11,7 +11,7 @@ import math
 from ..privacy.record import zcdp_rho_for_budget
 
 __all__ = [
-    "budget_rho", "prefers_dual", "prefers_accelerated_ridge", "gdws_smoothing", "gdws_steps",
+    "budget_rho", "prefers_dual", "prefers_accelerated_ridge", "ridge_fallback", "gdws_smoothing", "gdws_steps",
     "noisy_gd_step", "noisy_gd_time", "snr", "steps_for_time", "tree_alpha", "tree_epochs",
     "budget_opening", "step_share",
     "tree_regression_travel", "squared_loss_clip", "logistic_loss_clip",
@@ -170,6 +170,20 @@ DUAL_MIN_REGULARISATION = 1.0 / 16.0
 #: public one) lost in all 5 cells between s = 150 and 230, by up to 0.016; from s = 600 it
 #: gains in every cell, by up to 0.022.
 RIDGE_ACCELERATED_MIN_SNR = 300.0
+#: DPRidge's ``optimizer="auto"`` where its rule's dp_scd cannot run (Dask input,
+#: ``warm_start``): dp_masg from this signal-to-noise ratio s, dp_gdws below (:func:`ridge_fallback`;
+#: session 53, ``benchmarks/dev_rules_ridge_fallback.py``, ``results/dev_rules_ridge_fallback*``).
+#: dp_gdws had been the fallback everywhere, never measured. In the cells it serves (s < 300) on
+#: every looked-at regression set, dp_masg gained over dp_gdws +0.023 of R^2 at the grid's public
+#: bounds (ten seeds) and in every band of s from 10 at every default (private bounds, three
+#: seeds; +0.085 at s 10 to 30), but below s = 10 its private-bound fits failed badly. The
+#: pre-written rule (one optimizer everywhere) found no candidate with a gain; this threshold was
+#: a second step written after reading that sweep and judged on the seventeenth held-out part,
+#: never run with it (two generated sets, their 38 cells with s < 300): +0.020 at public bounds
+#: (no cell below the Opacus anchor), +0.022 at every default, no band below -0.01. The raw-data
+#: route (``PrivateRobustScaler`` then DPRidge, its cells s 66 to 226) is level (+0.002; wine's
+#: alcohol -0.043 at s = 69, Adult's targets +0.02 to +0.035).
+RIDGE_FALLBACK_ACCELERATED_MIN_SNR = 10.0
 #: DPRidge's ``derivative_clip="auto"``: the residual clip tau of the squared loss (the
 #: per-example gradient bound is tau R), in units of the targets' half-range ``y_bound``, per
 #: optimizer. Fitted in session 8 on the development part of ``bench_defaults.py``
@@ -272,6 +286,16 @@ def prefers_accelerated_ridge(n, n_columns, rho):
     longer dominates and dp_masg's accelerated full-batch steps get closer to the optimum than
     dp_scd's ten epochs of clipped dual updates."""
     return math.isfinite(rho) and snr(n, n_columns, rho) >= RIDGE_ACCELERATED_MIN_SNR
+
+
+def ridge_fallback(n, n_columns, rho):
+    """The optimizer DPRidge's ``optimizer="auto"`` runs where its rule's dp_scd cannot (Dask
+    input, ``warm_start``): dp_masg where the signal-to-noise ratio :func:`snr` (n, the columns
+    p with the intercept, the zCDP budget rho; public quantities only) is at least
+    ``RIDGE_FALLBACK_ACCELERATED_MIN_SNR``, dp_gdws below it and at ``epsilon=inf``."""
+    if math.isfinite(rho) and snr(n, n_columns, rho) >= RIDGE_FALLBACK_ACCELERATED_MIN_SNR:
+        return "dp_masg"
+    return "dp_gdws"
 
 
 def noisy_gd_time(loss_name, n, dim, rho, gradient_bound, row_norm_bound):
