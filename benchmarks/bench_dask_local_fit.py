@@ -28,7 +28,8 @@ from skdp.audit import memoized_accounting  # noqa: E402
 from skdp.audit._paths import estimator_paths  # noqa: E402
 
 PATHS = (
-    "DPRidge on Dask, defaults (dp_gdws, zCDP left): data_norm and y_bounds 'auto' (300 rows)",
+    "DPRidge on Dask, defaults (dp_masg, 10 <= s < 300): data_norm and y_bounds 'auto' "
+    "(300 rows)",
     "DPLogisticRegression on Dask (dp_gdws)",
     "DPLogisticRegression on Dask (dp_gdws Poisson)",
 )
@@ -68,8 +69,8 @@ def main():
         f"{args.rounds}`: ms per fit, median of {args.rounds} interleaved rounds of "
         f"{args.fits} fits; the accountant memoised (as in the audits). Load average at the "
         f"end: {os.getloadavg()[0]:.2f} (2 cores, shared machine). DPRidge's defaults run "
-        "dp_scd in memory at 300 rows and dp_gdws on Dask (dp_scd is refused there), so its "
-        "memory column is another optimizer's fit.\n",
+        "dp_scd in memory at 300 rows and their fallback dp_masg on Dask (dp_scd is refused "
+        "there), so its memory column is another optimizer's fit.\n",
         "| path | memory | Dask, synchronous (default) | Dask, thread pool | "
         "synchronous / thread pool | synchronous / memory |",
         "|---|---|---|---|---|---|",
