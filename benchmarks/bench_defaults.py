@@ -4,7 +4,7 @@ Run: ``python benchmarks/bench_defaults.py [--optimizers dp_gdws ...] [--estimat
 ridge svc] [--datasets adult wine ...] [--n 500 1000 ...] [--eps 0.1 0.3 1 3] [--seeds 3]
 [--first-seed 0] [--heldout {dev,heldout,heldout2,heldout3,heldout4,heldout5,heldout6,
 heldout7,heldout8,heldout9,heldout10,heldout11,heldout12,heldout13,heldout14,heldout15,
-heldout16,heldout17,all}]
+heldout16,heldout17,heldout18,all}]
 [--cached-only] [--anchors-from earlier.csv ...] [--out defaults]``.
 
 Writes ``benchmarks/results/<out>.csv`` (one row per method, cell and seed) and ``<out>.md``
@@ -211,6 +211,16 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   at every default (``dev_rules_ridge_momentum.py every-default``, dp_nag_opt and dp_masg at
   2 and 3, before its list of unseen parts named this one); their rows were dropped, and only a
   table pooled with the 21 looked-at sets was printed. dp_scd has never been run on them.
+  Session 53 ran dp_gdws and dp_masg on their cells with s < 300 (public bounds with their
+  anchors, and every default) to judge DPRidge's fallback (``dev_rules_ridge_fallback.py
+  judge``): the part has been looked at.
+* eighteenth held-out part (``--heldout heldout18``; session 53, fixed and committed before any
+  of its cells was run, only the shapes seen), regression sets only, for the next rule of
+  DPRidge: ``wine_ph`` (white wine's pH from its other 10 measurements, the public range of
+  wine's pH 2.7..4.0 as the bounds) and ``make_regression_tilt`` (d 40, 8 informative,
+  correlated features: effective rank 15, tail strength 0.5; Gaussian noise of sd 0.6 x the
+  signal's: R^2 at most 0.74; bounds +-3 x the signal's sd x sqrt(1.36), known to the
+  generator).
 
 **References.** Non-private scikit-learn on the same arrays (LogisticRegression(C=1),
 LinearSVC(C=1), Ridge(alpha=1)); the majority class of the training subsample (classification) and
@@ -375,12 +385,24 @@ HELDOUT16 = ("adult_other_service", "wine_free_sulfur", "make_classification_kit
 #: been looked at (session 52's judge of the squared loss's ``KAPPA_C``), so a rule of DPRidge
 #: chosen after that is judged here first.
 HELDOUT17 = ("make_regression_slab", "make_regression_broad")
+#: An eighteenth held-out part (session 53), regression sets only, fixed and committed before any
+#: of its cells was run (only its shapes seen): the seventeenth part has been looked at (session
+#: 53's judge of DPRidge's fallback), so a rule of DPRidge chosen after that is judged here
+#: first. A real target this time (the sweeps of session 53 found the real sets, wine above all,
+#: answering rules differently from the generated ones) and a generated one with correlated
+#: features.
+HELDOUT18 = ("wine_ph", "make_regression_tilt")
+#: The data sets no rule has been judged on yet: ``dev_rules_ridge_masg.looked_at_sets`` (which
+#: every sweep since session 37 reads) never returns them, whatever part list a script passes,
+#: so that re-running an older sweep cannot spend them (session 53). The sixteenth part's
+#: classification sets and the eighteenth part.
+UNSEEN_SETS = HELDOUT16[:3] + HELDOUT18
 PARTS = {"dev": DEV, "heldout": HELDOUT, "heldout2": HELDOUT2, "heldout3": HELDOUT3,
          "heldout4": HELDOUT4, "heldout5": HELDOUT5, "heldout6": HELDOUT6,
          "heldout7": HELDOUT7, "heldout8": HELDOUT8, "heldout9": HELDOUT9,
          "heldout10": HELDOUT10, "heldout11": HELDOUT11, "heldout12": HELDOUT12,
          "heldout13": HELDOUT13, "heldout14": HELDOUT14, "heldout15": HELDOUT15,
-         "heldout16": HELDOUT16, "heldout17": HELDOUT17}
+         "heldout16": HELDOUT16, "heldout17": HELDOUT17, "heldout18": HELDOUT18}
 
 
 # ----------------------------------------------------------------------------- data
@@ -793,6 +815,16 @@ def load(name):
         # (known to the generator)
         out = _signal_plus_noise(60, 20, 223, lambda rng, s, size: rng.normal(0, 0.8 * s, size),
                                  math.sqrt(1.64))
+    elif name == "wine_ph":
+        # eighteenth held-out part: white wine's pH (column 8; the public range of wine's pH,
+        # 2.7..4.0, as the bounds) from its other 10 measurements
+        out = _wine_measurement_target(8, bounds=(2.7, 4.0))
+    elif name == "make_regression_tilt":
+        # eighteenth held-out part: 40 features of which 8 informative, correlated (effective
+        # rank 15, tail strength 0.5), Gaussian noise of sd 0.6 x the signal's (R^2 at most
+        # 0.74); bounds +-3 x the signal's sd x sqrt(1.36) (known to the generator)
+        out = _signal_plus_noise(40, 8, 227, lambda rng, s, size: rng.normal(0, 0.6 * s, size),
+                                 math.sqrt(1.36), effective_rank=15, tail_strength=0.5)
     else:
         raise ValueError(f"unknown data set {name!r}")
     task, X_tr, y_tr, X_te, y_te = out
@@ -841,7 +873,7 @@ PART_TITLES = {"dev": "development", "heldout": "held-out", "heldout2": "second 
                "heldout11": "eleventh held-out", "heldout12": "twelfth held-out",
                "heldout13": "thirteenth held-out", "heldout14": "fourteenth held-out",
                "heldout15": "fifteenth held-out", "heldout16": "sixteenth held-out",
-               "heldout17": "seventeenth held-out"}
+               "heldout17": "seventeenth held-out", "heldout18": "eighteenth held-out"}
 
 
 def baseline_score(task, y_tr, y_te):

@@ -75,8 +75,9 @@ GRID = [R / f"{stem}.csv" for stem in (
 
 def looked_at_sets(unseen=UNSEEN, keep=lambda task, y: task == "regression"):
     """The data sets of every part but ``unseen`` (never loaded) that ``keep(task, y_train)``
-    accepts and this machine has."""
-    names = [name for part, names in bd.PARTS.items() if part not in unseen for name in names]
+    accepts and this machine has; never one of ``bench_defaults.UNSEEN_SETS``."""
+    names = [name for part, names in bd.PARTS.items() if part not in unseen for name in names
+             if name not in bd.UNSEEN_SETS]
     out = []
     for name in names:
         try:
