@@ -11,7 +11,8 @@ import math
 from ..privacy.record import zcdp_rho_for_budget
 
 __all__ = [
-    "budget_rho", "prefers_dual", "prefers_accelerated_ridge", "ridge_fallback", "gdws_smoothing", "gdws_steps",
+    "budget_rho", "prefers_dual", "prefers_accelerated_ridge", "ridge_fallback",
+    "gdws_smoothing", "gdws_steps",
     "noisy_gd_step", "noisy_gd_time", "snr", "steps_for_time", "tree_alpha", "tree_epochs",
     "budget_opening", "step_share",
     "tree_regression_travel", "squared_loss_clip", "logistic_loss_clip",
@@ -171,8 +172,9 @@ DUAL_MIN_REGULARISATION = 1.0 / 16.0
 #: gains in every cell, by up to 0.022.
 RIDGE_ACCELERATED_MIN_SNR = 300.0
 #: DPRidge's ``optimizer="auto"`` where its rule's dp_scd cannot run (Dask input,
-#: ``warm_start``): dp_masg from this signal-to-noise ratio s, dp_gdws below (:func:`ridge_fallback`;
-#: session 53, ``benchmarks/dev_rules_ridge_fallback.py``, ``results/dev_rules_ridge_fallback*``).
+#: ``warm_start``): dp_masg from this signal-to-noise ratio s, dp_gdws below
+#: (:func:`ridge_fallback`; session 53, ``benchmarks/dev_rules_ridge_fallback.py``,
+#: ``results/dev_rules_ridge_fallback*``).
 #: dp_gdws had been the fallback everywhere, never measured. In the cells it serves (s < 300) on
 #: every looked-at regression set, dp_masg gained over dp_gdws +0.023 of R^2 at the grid's public
 #: bounds (ten seeds) and in every band of s from 10 at every default (private bounds, three
