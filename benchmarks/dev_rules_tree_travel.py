@@ -33,10 +33,11 @@ ran): the adopted constants against the rule at every default (``data_norm`` and
 "auto"), every looked-at regression set and cell, three seeds; the adoption is reverted if any
 band of s has a mean of the cells' median gains below ``-SET_SLACK``.
 
+No candidate qualified (``results/dev_rules_tree_travel.md``), so neither the judge nor the
+every-default check ran; their code, never used, was removed in the session's review.
+
     python benchmarks/dev_rules_tree_travel.py sweep     # two shards in two processes
     python benchmarks/dev_rules_tree_travel.py report
-    python benchmarks/dev_rules_tree_travel.py judge SCALE CAP   # the seventeenth part
-    python benchmarks/dev_rules_tree_travel.py every-default SCALE CAP
 """
 
 import contextlib
@@ -85,14 +86,11 @@ def travel(scale, cap):
         defaults.TREE_REGRESSION_TRAVEL, defaults.TREE_REGRESSION_TRAVEL_SCALE = saved
 
 
-def sweep_sets(names, out, candidates=CANDIDATES, with_anchor=False):
-    """Every cell and seed of ``names``: the rule's and each candidate's fit (and, with_anchor,
-    the cell's Opacus anchor as variant "opacus")."""
+def sweep_sets(names, out, candidates=CANDIDATES):
+    """Every cell and seed of ``names``: the rule's and each candidate's fit."""
     specs = [RULE] + list(candidates)
 
     def fit_rows(name, n, eps, s, seed, task, X, y, X_te, y_te):
-        if with_anchor:
-            yield "opacus", "opacus", bd.opacus_score(task, X, y, X_te, y_te, eps, seed)[0]
         for spec in specs:
             with travel(*spec):
                 yield OPTIMIZER, label(spec), bd.skdp_fit("ridge", OPTIMIZER, X, y, X_te, y_te,
@@ -186,102 +184,18 @@ def bands(table, variants):
     return rows
 
 
-def report(paths=None, out=None, title="looked-at regression sets", decision=True):
+def report():
     anchors = [r for r in read([MOD_ANCHORS]) if r["variant"] == "opacus"]
-    table = summarise(read(paths or shards(OUT)) + anchors)
+    table = summarise(read(shards(OUT)) + anchors)
     m = measures(table)
-    lines = markdown(m, title, bands(table, [v for v in m if v != "rule"]))
+    lines = markdown(m, "looked-at regression sets", bands(table, [v for v in m if v != "rule"]))
     choice = decide(m)
-    if decision:
-        lines += ["", f"Decision: {choice if choice else 'no candidate qualifies (no change)'}."]
-    (out or OUT.with_suffix(".md")).write_text("\n".join(lines) + "\n")
+    lines += ["", f"Decision: {choice if choice else 'no candidate qualifies (no change)'}."]
+    OUT.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return m
 
 
-def judge(scale, cap, fit=True):
-    """The seventeenth part's regression sets: the rule and the candidate with their anchors
-    (``fit``; else the md is rebuilt from the csv), and the judge's verdict."""
-    out = OUT.with_name(f"{OUT.stem}_heldout17.csv")
-    if fit:
-        names = [name for name in bd.HELDOUT17 if bd.load(name)[0] == "regression"]
-        sweep_sets(names, out, ((scale, cap),), with_anchor=True)
-    md = out.with_suffix(".md")
-    m = report([out], md, "seventeenth held-out part", decision=False)
-    x, rule = m[label((scale, cap))], m["rule"]
-    verdict = ("adopt" if x["gain"] >= 0 and x["below"] <= rule["below"]
-               and x["below_baseline"] <= rule["below_baseline"] else "no change")
-    with open(md, "a") as fh:
-        fh.write(f"\nJudge's rule (mean gain >= 0, no added cell below the anchor or the "
-                 f"baseline): {x['gain']:+.4f}, below {x['below']} against {rule['below']}, "
-                 f"below 0 {x['below_baseline']} against {rule['below_baseline']}: {verdict}.\n")
-    print(verdict)
-
-
-EVERY_DEFAULT = HERE / "results" / "dev_rules_tree_travel_every_default.csv"
-
-
-def _every_default_shard(args):
-    from dev_rules_ridge_switch import defaults_r2
-
-    names, out, seeds, spec = args
-
-    def fit_rows(name, n, eps, s, seed, task, X, y, X_te, y_te):
-        for v in (RULE, spec):
-            with travel(*v):
-                yield OPTIMIZER, label(v), defaults_r2(OPTIMIZER, X, y, X_te, y_te, eps, seed)
-
-    write_grid(names, out, seeds, fit_rows)
-
-
-def every_default_check(scale, cap, seeds=range(3), fit=True):
-    """The adopted travel against the rule at every default (private bounds inside the fit),
-    every looked-at regression set and cell, three seeds; per band of s the mean of the cells'
-    mean and median paired gains (single fits with failed private bounds reach R^2 of -100)."""
-    spec = (float(scale), float(cap))
-    names = looked_at_sets(UNSEEN)
-    assert not set(names) & set(bd.HELDOUT17)
-    jobs = [(names[k::2], EVERY_DEFAULT.with_name(f"{EVERY_DEFAULT.stem}_{k}of2.csv"), seeds,
-             spec) for k in range(2)]
-    if fit:
-        with ProcessPoolExecutor(2) as pool:
-            list(pool.map(_every_default_shard, jobs))
-    cells = defaultdict(lambda: defaultdict(dict))
-    for r in read([job[1] for job in jobs]):
-        cells[(r["dataset"], r["n"], r["eps"], r["s"])][r["variant"]][r["seed"]] = r["score"]
-    lines = [f"# dp_nsgd_tree's travel {label(spec)} against the rule at every default "
-             "(session 53)", "",
-             "`benchmarks/dev_rules_tree_travel.py every-default`: DPRidge(optimizer="
-             "\"dp_nsgd_tree\") with `data_norm` and `y_bounds` \"auto\", every looked-at "
-             f"regression set and cell, seeds 0 to {len(seeds) - 1}; per cell the paired gain "
-             "in R^2 as the mean and the median over its seeds. The adoption is reverted if a "
-             f"band's mean of the medians is below -{SET_SLACK}.", "",
-             "| s | cells | mean of the cells' mean gains | mean of their medians | "
-             "cells whose median is behind by more than 0.01 | ahead by more than 0.01 |",
-             "|---|---|---|---|---|---|"]
-    worst = 0.0
-    for lo, hi in ((0, 10), (10, 30), (30, 100), (100, 300), (300, math.inf)):
-        mean, med = [], []
-        for (ds, n, eps, s), by in cells.items():
-            if lo <= s < hi:
-                g = [by[label(spec)][k] - by["rule"][k] for k in by["rule"]]
-                mean.append(np.mean(g))
-                med.append(np.median(g))
-        if mean:
-            med = np.array(med)
-            worst = min(worst, med.mean())
-            lines.append(f"| {lo:g} to {hi:g} | {len(mean)} | {np.mean(mean):+.4f} | "
-                         f"{med.mean():+.4f} | {int((med < -0.01).sum())} | "
-                         f"{int((med > 0.01).sum())} |")
-    lines += ["", "Verdict: " + ("revert" if worst < -SET_SLACK else "keep") + "."]
-    EVERY_DEFAULT.with_suffix(".md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
-
-
 if __name__ == "__main__":
     command, *args = sys.argv[1:] or ["report"]
-    {"sweep": sweep, "report": report,
-     "judge": lambda s, c: judge(float(s), float(c)),
-     "judge-report": lambda s, c: judge(float(s), float(c), fit=False),
-     "every-default": lambda s, c: every_default_check(s, c),
-     "every-default-report": lambda s, c: every_default_check(s, c, fit=False)}[command](*args)
+    {"sweep": sweep, "report": report}[command](*args)
