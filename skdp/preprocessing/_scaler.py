@@ -14,7 +14,7 @@ from .._validation import OPEN_UNIT, POSITIVE_OR_INF, RANDOM_STATE
 from ..ledger import PrivacyLedger
 from ..privacy import ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent
 from ..privacy.quantiles import (
-    cell_edges, em_epsilon, evidence_ratio, private_quantile, signed_grid,
+    cell_edges, em_epsilon, evidence_ratio, positive_grid, private_quantile, signed_grid,
 )
 from ._step import PrivateStepMixin
 from .._warnings import warn
@@ -44,20 +44,21 @@ CENTRE_GRID_LOG2_STEP = 1.0 / 64.0
 
 
 def centred_epsilons(rho, n_features, q, n_quantile_candidates, n_centre_candidates,
-                     beta=0.05):
+                     beta=0.05, per_feature=2):
     """``(epsilon_quantile, epsilon_centre)``: the exponential mechanisms' parameters of the
-    ``2 * n_features`` centred quantiles and the ``n_features`` centres that together cost
+    ``per_feature * n_features`` releases around the centres (two quantiles of ``x - centre``
+    each, or one quantile of ``|x - centre|``) and the ``n_features`` centres that together cost
     ``rho``-zCDP (``epsilon^2 / 8`` each).
 
     The centre (a median, ``min(q, 1 - q) = 1/2``) gets the epsilon that gives it the evidence
-    of the quantiles (:func:`skdp.privacy.quantiles.evidence_ratio`) on its finer grid:
+    of the other releases (:func:`skdp.privacy.quantiles.evidence_ratio`) on its finer grid:
     ``epsilon_centre = epsilon_quantile * 2 q ln(K_centre / beta) / ln(K_quantile / beta)``
     (0.65 for the quartiles and the default grids), so neither release is the weaker one. A
     function of public quantities only.
     """
     ratio = 2.0 * q * math.log(n_centre_candidates / beta) / math.log(
         n_quantile_candidates / beta)
-    eps_q = math.sqrt(8.0 * rho / (n_features * (2.0 + ratio ** 2)))
+    eps_q = math.sqrt(8.0 * rho / (n_features * (per_feature + ratio ** 2)))
     return eps_q, ratio * eps_q
 
 
@@ -175,6 +176,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         "quantile_range": [tuple, list],
         "fence": [Interval(Real, 0, None, closed="left")],
         "if_unreliable": [StrOptions({"passthrough", "scale"})],
+        "spread": [StrOptions({"mad", "quantiles"})],
         "grid": ["array-like", None],
         "random_state": RANDOM_STATE,
         "secure_mode": ["boolean"],
@@ -184,6 +186,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     def __init__(
         self, epsilon=1.0, delta=None, bounds=None, quantile_range=(25.0, 75.0), fence=1.5,
         grid=None, random_state=None, secure_mode=False, ledger=None, if_unreliable="passthrough",
+        spread="quantiles",
     ):
         self.epsilon = epsilon
         self.delta = delta
@@ -195,6 +198,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         self.secure_mode = secure_mode
         self.ledger = ledger
         self.if_unreliable = if_unreliable
+        self.spread = spread
 
     def _check_params(self, n_features):
         try:
@@ -271,18 +275,28 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             # the default grid: quantiles around a private centre; a user's grid: on it directly
             centred = self.grid is None
             centre_grid = signed_grid(CENTRE_GRID_LOG2_STEP) if centred else None
-            q_min = min(q_lo, 1.0 - q_lo, q_hi, 1.0 - q_hi)
-            q_eff = max(q_min, 1.0 / n)
-            if centred:
-                eps, eps_centre = centred_epsilons(rho, d, q_eff, grid.size, centre_grid.size)
+            # "mad": one quantile of |x - centre| per feature, on the positive grid
+            mad = centred and self.spread == "mad"
+            if mad:
+                q_spread = q_hi - q_lo  # the share of the values within the band's half-width
+                spread_grid = positive_grid()
+                q_eff = max(min(q_spread, 1.0 - q_spread), 1.0 / n)
+                eps, eps_centre = centred_epsilons(rho, d, q_eff, spread_grid.size,
+                                                   centre_grid.size, per_feature=1)
             else:
-                eps = em_epsilon(rho, 2 * d)
+                spread_grid = grid
+                q_eff = max(min(q_lo, 1.0 - q_lo, q_hi, 1.0 - q_hi), 1.0 / n)
+                if centred:
+                    eps, eps_centre = centred_epsilons(rho, d, q_eff, grid.size, centre_grid.size)
+                else:
+                    eps = em_epsilon(rho, 2 * d)
+            n_releases = (1 if mad else 2) * d
             # decided from public quantities only (n, d, the budget, the grid sizes)
-            evidence = evidence_ratio(n, eps, q_eff, grid.size)
+            evidence = evidence_ratio(n, eps, q_eff, spread_grid.size)
             if evidence < 1.0:  # unreliable (is_reliable's rule)
                 if self.if_unreliable == "passthrough" and evidence < PASSTHROUGH_EVIDENCE:
                     warn(
-                        f"PrivateRobustScaler: {2 * d} private quantiles of {n} records at "
+                        f"PrivateRobustScaler: {n_releases} private quantiles of {n} records at "
                         f"epsilon {eps:.3g} each would be unreliable, so the features pass "
                         "through unscaled and the step spends nothing (a skdp estimator after it "
                         "then bounds the rows itself, data_norm='auto'); pass public bounds, "
@@ -291,19 +305,25 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
                     )
                     return self._pass_through(X if dask_input else None)
                 warn(
-                    f"PrivateRobustScaler: {2 * d} private quantiles of {n} records at epsilon "
+                    f"PrivateRobustScaler: {n_releases} private quantiles of {n} records at epsilon "
                     f"{eps:.3g} each are unreliable (they can land far from the data); pass "
                     "public bounds, scale fewer features, or use more data or budget",
                     UserWarning,
                 )
             rng = self._rng()
-            quantile_event = SelfComposedEvent(ExponentialMechanismEvent(eps), 2 * d)
+            quantile_event = SelfComposedEvent(ExponentialMechanismEvent(eps), n_releases)
             if centred:
                 self.centres_ = self._release(X, dask_input, [0.5], eps_centre, rng,
                                               centre_grid)[:, 0]
-                # a public shift of every value (by the released centres): the same sensitivity
-                quant = self.centres_[:, None] + self._release(
-                    X - self.centres_, dask_input, (q_lo, q_hi), eps, rng, grid)
+                # a public map of every value (a shift by the released centres, and under "mad"
+                # the absolute value): a row still moves one rank, the same sensitivity
+                if mad:
+                    half = self._release(abs(X - self.centres_), dask_input, [q_spread], eps,
+                                         rng, spread_grid)
+                    quant = self.centres_[:, None] + half * np.array([-1.0, 1.0])
+                else:
+                    quant = self.centres_[:, None] + self._release(
+                        X - self.centres_, dask_input, (q_lo, q_hi), eps, rng, grid)
                 event = ComposedEvent((
                     SelfComposedEvent(ExponentialMechanismEvent(eps_centre), d), quantile_event))
             else:
