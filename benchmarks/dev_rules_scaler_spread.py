@@ -141,11 +141,11 @@ def fit_score(task, X_tr, y_tr, X_te, y_te, num, cat, spread, eps, seed):
 
 
 def _shard(args):
-    cases, out = args
+    indices, out = args
     with open(out, "w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["dataset", "task", "n", "eps", "seed", "spread", "score"])
-        for name, task, data, sizes in cases:
+        for name, task, data, sizes in (CASES[i] for i in indices):
             for size in sizes:
                 for seed in SEEDS:
                     X_tr, y_tr, X_te, y_te, num, cat = data(size, seed)
@@ -160,7 +160,8 @@ def _shard(args):
 
 
 def sweep():
-    jobs = [(CASES[k::2], OUT.with_name(f"{OUT.stem}_{k}of2.csv")) for k in range(2)]
+    jobs = [(range(len(CASES))[k::2], OUT.with_name(f"{OUT.stem}_{k}of2.csv"))
+            for k in range(2)]
     with ProcessPoolExecutor(2) as pool:
         list(pool.map(_shard, jobs))
 
