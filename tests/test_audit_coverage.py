@@ -82,6 +82,8 @@ OPTIONS = {
         # None: centres then quartiles around them; a user's grid: the quartiles on it directly
         "grid": ("test", "test_private_pipeline.py::"
                  "test_audit_pipeline_with_released_bounds_on_a_users_grid"),
+        # "quantiles": the centres' and quartiles' audits above; "mad": its own path
+        "spread": ("test", "test_private_pipeline.py::test_audit_pipeline_with_released_bounds_mad"),
         "quantile_range": ("public", "which quantiles: public constants"),
         "fence": ("public", "the clip around the released quartiles: a public constant"),
         "ledger": NO_RELEASE,

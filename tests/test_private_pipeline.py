@@ -130,6 +130,52 @@ def test_centred_epsilons_split_the_budget_at_equal_evidence(q, n_quantile, n_ce
                         / math.log(n_quantile / 0.05), rel_tol=1e-12)
 
 
+def test_scaler_mad_releases_a_centre_its_offset_and_a_spread_per_feature():
+    X, _ = _frame()
+    num = X[["age", "income", "gain"]].to_numpy()
+    s = PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=0, spread="mad").fit(num)
+    # three centres (fine grid), three offsets (median of x - centre, the quantiles' grid),
+    # then three quantiles of |x - centre| (positive grid): nine medians, each an EM
+    centres, offsets, spreads = s.dp_event_.events
+    eps_c, eps_o, eps_m = (e.event.epsilon for e in (centres, offsets, spreads))
+    for event, eps in ((centres, eps_c), (offsets, eps_o), (spreads, eps_m)):
+        assert event == SelfComposedEvent(ExponentialMechanismEvent(eps), 3)
+    assert math.isclose(3 * (eps_c**2 + eps_o**2 + eps_m**2) / 8, zcdp_budget(1.0, DELTA),
+                        rel_tol=1e-12)
+    # the same evidence on their grids of 6147, 387 and 194 candidates
+    assert math.isclose(eps_c / math.log(6147 / 0.05), eps_m / math.log(194 / 0.05))
+    assert math.isclose(eps_o / math.log(387 / 0.05), eps_m / math.log(194 / 0.05))
+    assert s.epsilon_ <= 1.0 and s.epsilon_ == compute_epsilon(s.dp_event_, DELTA)
+    # the band: centre +- MAD, close to the true one; the bounds centre +- (1 + 2 fence) MAD
+    median = np.median(num[:, :2], axis=0)
+    mad = np.median(np.abs(num[:, :2] - median), axis=0)
+    assert np.all(np.abs(s.centres_[:2] - median) < 0.2 * mad)
+    half = (s.quantiles_[:, 1] - s.quantiles_[:, 0]) / 2
+    assert np.all(np.abs(np.log(half[:2] / mad)) < 0.3)
+    np.testing.assert_allclose(s.bounds_[:2, 1] - s.bounds_[:2, 0], 2 * 4.0 * half[:2])
+    np.testing.assert_allclose((s.bounds_[:2, 0] + s.bounds_[:2, 1]) / 2, s.centres_[:2])
+    # "gain", mostly 0: a spread of 0 is a spike, an indicator of a positive gain as before
+    T = s.transform(num)
+    assert T.min() >= -1.0 and T.max() <= 1.0
+    assert np.all(T[num[:, 2] > 1.0, 2] == 1.0) and np.all(T[num[:, 2] == 0.0, 2] < 0)
+
+
+def test_scaler_mad_has_more_evidence_than_the_quartiles():
+    """Every release a median: at 400 rows of 10 features and epsilon 0.8 the quartiles have
+    0.46 of the evidence the rule asks for and pass through, the MAD 0.75 and is released,
+    with a warning (a public decision: n, d, the budget, the grids)."""
+    X = np.random.default_rng(0).normal(size=(400, 10))
+    with pytest.warns(UserWarning, match="pass through"):
+        quartiles = PrivateRobustScaler(epsilon=0.8, delta=DELTA, random_state=0,
+                                        spread="quantiles").fit(X)
+    with pytest.warns(UserWarning, match="unreliable"):
+        mad = PrivateRobustScaler(epsilon=0.8, delta=DELTA, random_state=0,
+                                  spread="mad").fit(X)
+    assert quartiles.passthrough_ and not mad.passthrough_
+    assert [e.count for e in mad.dp_event_.events] == [10, 10, 10]
+    assert np.all(np.abs(mad.centres_) < 0.5)
+
+
 def test_scaler_with_a_users_grid_releases_on_it():
     X = _narrow_columns(2000)[:, 2:3]
     grid = np.arange(1990.0, 2031.0)
@@ -152,6 +198,8 @@ def test_scaler_public_bounds_and_epsilon_inf():
 @parametrize_with_checks([
     PrivateRobustScaler(random_state=0),  # small check data: mostly the passthrough path
     PrivateRobustScaler(random_state=0, if_unreliable="scale"),  # always the released bounds
+    PrivateRobustScaler(random_state=0, if_unreliable="scale", spread="mad"),
+    PrivateRobustScaler(random_state=0, if_unreliable="scale", spread="quantiles"),
 ])
 def test_scaler_is_a_scikit_learn_transformer(estimator, check):
     check(estimator)
@@ -448,35 +496,40 @@ def test_scaler_passes_through_on_raw_breast_cancer():
     assert forced.epsilon_ <= 1.0
 
 
-def test_scaler_passthrough_is_a_public_decision():
+@pytest.mark.parametrize("spread, cases", [
+    ("quantiles", ((100, True), (200, False), (2000, False))),  # 200: released, warned
+    ("mad", ((50, True), (100, False), (2000, False))),  # evidence 0.26, 0.52 and 10
+])
+def test_scaler_passthrough_is_a_public_decision(spread, cases):
     """The choice reads n, d, the budget and the grid size only: two data sets of one shape
     and budget get the same choice whatever their values."""
     rng = np.random.default_rng(1)
-    for n, expect in ((100, True), (200, False), (2000, False)):  # 200: released, warned
+    for n, expect in cases:
         choices = set()
         for scale in (1e-3, 1.0, 1e6):
             X = rng.normal(size=(n, 2)) * scale
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                s = PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=0).fit(X)
+                s = PrivateRobustScaler(epsilon=1.0, delta=DELTA, random_state=0,
+                                        spread=spread).fit(X)
             choices.add(s.passthrough_)
         assert choices == {expect}
 
 
 # -- end-to-end audits of the pipeline's paths --------------------------------------------------
-def _audit_data(n=200, seed=0):
+def _audit_data(n=200, seed=0, low=1.0):
     rng = np.random.default_rng(seed)
-    X = rng.uniform(1.0, 2.0, size=(n, 1))
+    X = rng.uniform(low, low + 1.0, size=(n, 1))
     y = rng.integers(0, 2, n)
     X[0], y[0] = 1000.0, 1  # the canary: an extreme value, above every quartile
     return X, y
 
 
-def _scaled_pipeline(epsilon, if_unreliable, secure_mode=False, grid=None):
+def _scaled_pipeline(epsilon, if_unreliable, secure_mode=False, grid=None, spread="quantiles"):
     def factory(seed):
         return make_private_pipeline(
             PrivateRobustScaler(random_state=seed, if_unreliable=if_unreliable,
-                                secure_mode=secure_mode, grid=grid),
+                                secure_mode=secure_mode, grid=grid, spread=spread),
             DPLogisticRegression(fit_intercept=False, random_state=seed),
             epsilon=epsilon, delta=DELTA,
         )
@@ -488,17 +541,20 @@ def _exact_quantile(x, q, epsilon, rng, candidates=None, log_prior=None, cells=F
     return float(np.quantile(np.asarray(x, dtype=float), q)), ExponentialMechanismEvent(epsilon)
 
 
-def _audit_released_path(n_fits, secure_mode=False, grid=None):
+def _audit_released_path(n_fits, secure_mode=False, grid=None, spread="quantiles"):
     """The scaler's releases (``if_unreliable="scale"``) then the model, on D and on D' (the
     canary's raw row zeroed). A raw zero row is not the pipeline's null record (the scaler
     counts it, and maps it off 0), so the provable claim is the replace-one one: group
     privacy of size 2, (2 eps, (1 + e^eps) delta). With the default grid the statistics are the
-    released upper quartile and the model; a user's ``grid`` (no centres) the same."""
+    released upper quartile and the model; a user's ``grid`` (no centres) the same. Under
+    ``spread="mad"`` the data sit around 0, so the zeroed row falls inside the released band
+    (``|0 - centre|`` below the MAD) and the canary far outside it: both the centre and the MAD
+    move with the canary, and the statistic is the band's upper end, ``centre + MAD``."""
     from skdp.audit import audit_estimator
 
     eps = 0.5
-    X, y = _audit_data()
-    factory = _scaled_pipeline(eps, "scale", secure_mode, grid)
+    X, y = _audit_data(low=-0.5 if spread == "mad" else 1.0)
+    factory = _scaled_pipeline(eps, "scale", secure_mode, grid, spread)
     claim = dict(claimed_epsilon=2 * eps, claimed_delta=(1 + math.exp(eps)) * DELTA)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 2 quartiles of 200 rows are unreliable: forced here
@@ -519,17 +575,18 @@ def _audit_upper_quartile(factory, X, y, claim, n_fits):
                                statistic=lambda m: m[0].quantiles_[0, 1], **claim)
 
 
-def _audit_centre(n_fits):
+def _audit_centre(n_fits, spread="quantiles"):
     """The released centre of the canary's feature (the default grid's first release), on the
     data and with the claim of :func:`_audit_released_path`."""
     from skdp.audit import audit_estimator
 
     eps = 0.5
-    X, y = _audit_data()
+    X, y = _audit_data(low=-0.5 if spread == "mad" else 1.0)
     claim = dict(claimed_epsilon=2 * eps, claimed_delta=(1 + math.exp(eps)) * DELTA)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return audit_estimator(_scaled_pipeline(eps, "scale"), X, y, 0, n_fits=n_fits,
+        return audit_estimator(_scaled_pipeline(eps, "scale", spread=spread), X, y, 0,
+                               n_fits=n_fits,
                                random_state=8, statistic=lambda m: m[0].centres_[0], **claim)
 
 
@@ -577,6 +634,27 @@ def test_audit_pipeline_with_released_bounds_on_a_users_grid(monkeypatch):
     monkeypatch.setattr("skdp.preprocessing._scaler.private_quantile", _exact_quantile)
     leak = _audit_upper_quartile(factory, X, y, claim, n_fits=100)
     assert leak.violated, leak.summary()
+
+
+@pytest.mark.slow  # 5 to 9 s; with its large version in the slow run
+def test_audit_pipeline_with_released_bounds_mad(monkeypatch):
+    # spread="mad": the centres, then one quantile of |x - centre| each (another release path)
+    release, model, factory, X, y, claim = _audit_released_path(n_fits=100, spread="mad")
+    assert factory(0)[0].spread == "mad"
+    assert not release.violated, release.summary()
+    assert not model.violated, model.summary()
+    monkeypatch.setattr("skdp.preprocessing._scaler.private_quantile", _exact_quantile)
+    leak = _audit_upper_quartile(factory, X, y, claim, n_fits=100)
+    assert leak.violated, leak.summary()
+
+
+@pytest.mark.slow
+def test_audit_pipeline_with_released_bounds_mad_large():
+    release, model, *_ = _audit_released_path(n_fits=1000, spread="mad")
+    assert not release.violated, release.summary()
+    assert not model.violated, model.summary()
+    centre = _audit_centre(n_fits=1000, spread="mad")
+    assert not centre.violated, centre.summary()
 
 
 def _searched_scaled_pipeline(epsilon, refit):

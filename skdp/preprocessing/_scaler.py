@@ -43,23 +43,35 @@ PASSTHROUGH_EVIDENCE = 0.5
 CENTRE_GRID_LOG2_STEP = 1.0 / 64.0
 
 
+def equal_evidence_epsilons(rho, n_features, releases, beta=0.05):
+    """The exponential mechanisms' parameters of per-feature releases that together cost
+    ``rho``-zCDP (``epsilon^2 / 8`` each) and have equal evidence
+    (:func:`skdp.privacy.quantiles.evidence_ratio`, proportional to
+    ``epsilon q / ln(K / beta)``): ``releases`` lists ``(q, K, count)``, a quantile with
+    ``min(q, 1 - q) = q`` (the fit's effective q, at least 1 / n) released ``count`` times per
+    feature on a grid of K candidates; one epsilon per entry, in its order. A function of
+    public quantities only."""
+    weights = [math.log(k / beta) / q for q, k, _ in releases]
+    total = sum(count * w * w for (_, _, count), w in zip(releases, weights))
+    scale = math.sqrt(8.0 * rho / (n_features * total))
+    return [scale * w for w in weights]
+
+
 def centred_epsilons(rho, n_features, q, n_quantile_candidates, n_centre_candidates,
-                     beta=0.05, per_feature=2):
+                     beta=0.05):
     """``(epsilon_quantile, epsilon_centre)``: the exponential mechanisms' parameters of the
-    ``per_feature * n_features`` releases around the centres (two quantiles of ``x - centre``
-    each, or one quantile of ``|x - centre|``) and the ``n_features`` centres that together cost
-    ``rho``-zCDP (``epsilon^2 / 8`` each).
+    ``2 * n_features`` quantiles of ``x - centre`` and the ``n_features`` centres that together
+    cost ``rho``-zCDP (``epsilon^2 / 8`` each).
 
     The centre (a median, ``min(q, 1 - q) = 1/2``) gets the epsilon that gives it the evidence
-    of the other releases (:func:`skdp.privacy.quantiles.evidence_ratio`) on its finer grid:
+    of the quantiles (:func:`equal_evidence_epsilons`) on its finer grid:
     ``epsilon_centre = epsilon_quantile * 2 q ln(K_centre / beta) / ln(K_quantile / beta)``
     (0.65 for the quartiles and the default grids), so neither release is the weaker one. A
     function of public quantities only.
     """
-    ratio = 2.0 * q * math.log(n_centre_candidates / beta) / math.log(
-        n_quantile_candidates / beta)
-    eps_q = math.sqrt(8.0 * rho / (n_features * (per_feature + ratio ** 2)))
-    return eps_q, ratio * eps_q
+    eps_q, eps_c = equal_evidence_epsilons(
+        rho, n_features, [(q, n_quantile_candidates, 2), (0.5, n_centre_candidates, 1)], beta)
+    return eps_q, eps_c
 
 
 def _spike_width(lo, grid):
@@ -275,14 +287,17 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             # the default grid: quantiles around a private centre; a user's grid: on it directly
             centred = self.grid is None
             centre_grid = signed_grid(CENTRE_GRID_LOG2_STEP) if centred else None
-            # "mad": one quantile of |x - centre| per feature, on the positive grid
+            # "mad": the centre, its offset, one quantile of |x - centre| (positive grid)
             mad = centred and self.spread == "mad"
             if mad:
                 q_spread = q_hi - q_lo  # the share of the values within the band's half-width
                 spread_grid = positive_grid()
                 q_eff = max(min(q_spread, 1.0 - q_spread), 1.0 / n)
-                eps, eps_centre = centred_epsilons(rho, d, q_eff, spread_grid.size,
-                                                   centre_grid.size, per_feature=1)
+                # the centre, its offset (a median of x - centre on the quantiles' grid, which
+                # resolves what the centre grid cannot), the spread: equal evidence
+                eps, eps_centre, eps_offset = equal_evidence_epsilons(
+                    rho, d, [(q_eff, spread_grid.size, 1), (0.5, centre_grid.size, 1),
+                             (0.5, grid.size, 1)])
             else:
                 spread_grid = grid
                 q_eff = max(min(q_lo, 1.0 - q_lo, q_hi, 1.0 - q_hi), 1.0 / n)
@@ -290,7 +305,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
                     eps, eps_centre = centred_epsilons(rho, d, q_eff, grid.size, centre_grid.size)
                 else:
                     eps = em_epsilon(rho, 2 * d)
-            n_releases = (1 if mad else 2) * d
+            n_releases = (3 if centred else 2) * d
             # decided from public quantities only (n, d, the budget, the grid sizes)
             evidence = evidence_ratio(n, eps, q_eff, spread_grid.size)
             if evidence < 1.0:  # unreliable (is_reliable's rule)
@@ -311,24 +326,30 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
                     UserWarning,
                 )
             rng = self._rng()
-            quantile_event = SelfComposedEvent(ExponentialMechanismEvent(eps), n_releases)
+
+            def releases(epsilon, count):
+                return SelfComposedEvent(ExponentialMechanismEvent(epsilon), count)
+
             if centred:
                 self.centres_ = self._release(X, dask_input, [0.5], eps_centre, rng,
                                               centre_grid)[:, 0]
                 # a public map of every value (a shift by the released centres, and under "mad"
                 # the absolute value): a row still moves one rank, the same sensitivity
                 if mad:
+                    self.centres_ = self.centres_ + self._release(
+                        X - self.centres_, dask_input, [0.5], eps_offset, rng, grid)[:, 0]
                     half = self._release(abs(X - self.centres_), dask_input, [q_spread], eps,
                                          rng, spread_grid)
                     quant = self.centres_[:, None] + half * np.array([-1.0, 1.0])
+                    event = ComposedEvent((releases(eps_centre, d), releases(eps_offset, d),
+                                           releases(eps, d)))
                 else:
                     quant = self.centres_[:, None] + self._release(
                         X - self.centres_, dask_input, (q_lo, q_hi), eps, rng, grid)
-                event = ComposedEvent((
-                    SelfComposedEvent(ExponentialMechanismEvent(eps_centre), d), quantile_event))
+                    event = ComposedEvent((releases(eps_centre, d), releases(eps, 2 * d)))
             else:
                 quant = self._release(X, dask_input, (q_lo, q_hi), eps, rng, grid)
-                event = quantile_event
+                event = releases(eps, 2 * d)
         # post-processing of the released quantiles with the public grid only
         lo, hi = np.minimum(quant[:, 0], quant[:, 1]), np.maximum(quant[:, 0], quant[:, 1])
         spike = hi <= lo
