@@ -660,9 +660,11 @@ def _raw(seed=9):
     return X, (X[:, 0] + 0.1 * X[:, 1] > 0.5).astype(int)
 
 
-def test_private_robust_scaler_on_dask_equals_memory(client, monkeypatch):
-    """The quantiles from per-chunk counts over the public grid (one pass), the mechanisms on
-    the client: the same bounds and record as in memory; the transform stays lazy."""
+@pytest.mark.parametrize("spread", ["quantiles", "mad"])
+def test_private_robust_scaler_on_dask_equals_memory(client, monkeypatch, spread):
+    """The quantiles from per-chunk counts over the public grid (one pass per release), the
+    mechanisms on the client: the same bounds and record as in memory; the transform stays
+    lazy."""
     import dask.dataframe as dd
     import pandas as pd
 
@@ -670,15 +672,16 @@ def test_private_robust_scaler_on_dask_equals_memory(client, monkeypatch):
 
     X, _ = _raw()
     for eps in (0.5, math.inf):
-        a = PrivateRobustScaler(epsilon=eps, random_state=4, if_unreliable="scale").fit(X)
+        a = PrivateRobustScaler(epsilon=eps, random_state=4, if_unreliable="scale",
+                                spread=spread).fit(X)
         with monkeypatch.context() as m:
             def refuse(self, *args, **kwargs):
                 raise AssertionError("a dask array was converted to numpy on the client")
 
             if math.isfinite(eps):  # (epsilon = inf: exact quantiles gather a column each)
                 m.setattr(da.Array, "__array__", refuse)
-            b = PrivateRobustScaler(epsilon=eps, random_state=4, if_unreliable="scale").fit(
-                _lazy(X))
+            b = PrivateRobustScaler(epsilon=eps, random_state=4, if_unreliable="scale",
+                                    spread=spread).fit(_lazy(X))
             out = b.transform(_lazy(X))
         assert np.array_equal(b.bounds_, a.bounds_) and np.array_equal(b.quantiles_, a.quantiles_)
         assert (b.centres_ is None) == (a.centres_ is None) == (eps == math.inf)

@@ -74,6 +74,17 @@ def centred_epsilons(rho, n_features, q, n_quantile_candidates, n_centre_candida
     return eps_q, eps_c
 
 
+def quartiles_reliable(n, n_features, rho, q_lo, q_hi, grid):
+    """Whether the centred quantiles of ``spread="quantiles"`` meet the reliability rule
+    (:func:`skdp.privacy.quantiles.is_reliable`) at this n, number of features and budget:
+    ``spread="auto"`` releases them then, and the MAD band otherwise. Public quantities
+    only."""
+    q_eff = max(min(q_lo, 1.0 - q_lo, q_hi, 1.0 - q_hi), 1.0 / n)
+    eps, _ = centred_epsilons(rho, n_features, q_eff, grid.size,
+                              signed_grid(CENTRE_GRID_LOG2_STEP).size)
+    return evidence_ratio(n, eps, q_eff, grid.size) >= 1.0
+
+
 def _spike_width(lo, grid):
     """The width the grid gives a spike at ``lo`` (quantiles that coincide): the width of the
     grid interval that holds it (1 beyond the grid's last candidate). Public: a function of the
@@ -188,7 +199,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         "quantile_range": [tuple, list],
         "fence": [Interval(Real, 0, None, closed="left")],
         "if_unreliable": [StrOptions({"passthrough", "scale"})],
-        "spread": [StrOptions({"mad", "quantiles"})],
+        "spread": [StrOptions({"auto", "mad", "quantiles"})],
         "grid": ["array-like", None],
         "random_state": RANDOM_STATE,
         "secure_mode": ["boolean"],
@@ -281,14 +292,22 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
                 col = np.asarray(compute(X[:, j])[0], np.float64) if dask_input else X[:, j]
                 if dask_input and not np.all(np.isfinite(col)):
                     raise ValueError("Input X contains NaN or infinity.")
-                quant[j] = np.quantile(col, [q_lo, q_hi])
+                if self.grid is None and self.spread == "mad":  # the exact band ("auto": quartiles)
+                    centre = np.median(col)
+                    quant[j] = centre + np.quantile(np.abs(col - centre), q_hi - q_lo) * np.array(
+                        [-1.0, 1.0])
+                else:
+                    quant[j] = np.quantile(col, [q_lo, q_hi])
             event = NonPrivateEvent()
         else:
             # the default grid: quantiles around a private centre; a user's grid: on it directly
             centred = self.grid is None
             centre_grid = signed_grid(CENTRE_GRID_LOG2_STEP) if centred else None
-            # "mad": the centre, its offset, one quantile of |x - centre| (positive grid)
-            mad = centred and self.spread == "mad"
+            # "mad": the centre, its offset, one quantile of |x - centre| (positive grid);
+            # "auto": the quartiles where they are reliable, the MAD band below (public: n, d,
+            # the budget and the grids)
+            mad = centred and (self.spread == "mad" or (
+                self.spread == "auto" and not quartiles_reliable(n, d, rho, q_lo, q_hi, grid)))
             if mad:
                 q_spread = q_hi - q_lo  # the share of the values within the band's half-width
                 spread_grid = positive_grid()
