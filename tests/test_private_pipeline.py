@@ -525,7 +525,7 @@ def _audit_data(n=200, seed=0, low=1.0):
     return X, y
 
 
-def _scaled_pipeline(epsilon, if_unreliable, secure_mode=False, grid=None, spread="quantiles"):
+def _scaled_pipeline(epsilon, if_unreliable, secure_mode=False, grid=None, spread="auto"):
     def factory(seed):
         return make_private_pipeline(
             PrivateRobustScaler(random_state=seed, if_unreliable=if_unreliable,
@@ -542,18 +542,20 @@ def _exact_quantile(x, q, epsilon, rng, candidates=None, log_prior=None, cells=F
 
 
 def _audit_released_path(n_fits, secure_mode=False, grid=None, spread="quantiles"):
+    # "quantiles" by default: at 200 rows the default "auto" releases the MAD band (its audit:
+    # spread="auto", test_audit_pipeline_with_released_bounds_mad)
     """The scaler's releases (``if_unreliable="scale"``) then the model, on D and on D' (the
     canary's raw row zeroed). A raw zero row is not the pipeline's null record (the scaler
     counts it, and maps it off 0), so the provable claim is the replace-one one: group
     privacy of size 2, (2 eps, (1 + e^eps) delta). With the default grid the statistics are the
-    released upper quartile and the model; a user's ``grid`` (no centres) the same. Under
-    ``spread="mad"`` the data sit around 0, so the zeroed row falls inside the released band
+    released upper quartile and the model; a user's ``grid`` (no centres) the same. Under the
+    MAD band (``spread="mad"``, or ``"auto"`` at these 200 rows) the data sit around 0, so the zeroed row falls inside the released band
     (``|0 - centre|`` below the MAD) and the canary far outside it: both the centre and the MAD
     move with the canary, and the statistic is the band's upper end, ``centre + MAD``."""
     from skdp.audit import audit_estimator
 
     eps = 0.5
-    X, y = _audit_data(low=-0.5 if spread == "mad" else 1.0)
+    X, y = _audit_data(low=-0.5 if spread != "quantiles" else 1.0)
     factory = _scaled_pipeline(eps, "scale", secure_mode, grid, spread)
     claim = dict(claimed_epsilon=2 * eps, claimed_delta=(1 + math.exp(eps)) * DELTA)
     with warnings.catch_warnings():
@@ -561,6 +563,9 @@ def _audit_released_path(n_fits, secure_mode=False, grid=None, spread="quantiles
         probe = factory(0).fit(X, y)
         assert probe.epsilon_ <= eps and not probe[0].passthrough_
         assert (probe[0].centres_ is None) == (grid is not None)
+        # the releases of the path named: the MAD band's centre, offset and spread
+        mad = len(getattr(probe[0].dp_event_, "events", ())) == 3
+        assert mad == (spread != "quantiles" and grid is None)
         model = audit_estimator(factory, X, y, 0, n_fits=n_fits, random_state=4, **claim)
     return _audit_upper_quartile(factory, X, y, claim, n_fits), model, factory, X, y, claim
 
@@ -581,7 +586,7 @@ def _audit_centre(n_fits, spread="quantiles"):
     from skdp.audit import audit_estimator
 
     eps = 0.5
-    X, y = _audit_data(low=-0.5 if spread == "mad" else 1.0)
+    X, y = _audit_data(low=-0.5 if spread != "quantiles" else 1.0)
     claim = dict(claimed_epsilon=2 * eps, claimed_delta=(1 + math.exp(eps)) * DELTA)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -639,8 +644,10 @@ def test_audit_pipeline_with_released_bounds_on_a_users_grid(monkeypatch):
 @pytest.mark.slow  # 5 to 9 s; with its large version in the slow run
 def test_audit_pipeline_with_released_bounds_mad(monkeypatch):
     # spread="mad": the centres, then one quantile of |x - centre| each (another release path)
-    release, model, factory, X, y, claim = _audit_released_path(n_fits=100, spread="mad")
-    assert factory(0)[0].spread == "mad"
+    # the default spread="auto" at 200 rows (the quartiles unreliable): the MAD band, the path
+    # of spread="mad"
+    release, model, factory, X, y, claim = _audit_released_path(n_fits=100, spread="auto")
+    assert factory(0)[0].spread == PrivateRobustScaler().spread == "auto"
     assert not release.violated, release.summary()
     assert not model.violated, model.summary()
     monkeypatch.setattr("skdp.preprocessing._scaler.private_quantile", _exact_quantile)
@@ -650,10 +657,10 @@ def test_audit_pipeline_with_released_bounds_mad(monkeypatch):
 
 @pytest.mark.slow
 def test_audit_pipeline_with_released_bounds_mad_large():
-    release, model, *_ = _audit_released_path(n_fits=1000, spread="mad")
+    release, model, *_ = _audit_released_path(n_fits=1000, spread="auto")
     assert not release.violated, release.summary()
     assert not model.violated, model.summary()
-    centre = _audit_centre(n_fits=1000, spread="mad")
+    centre = _audit_centre(n_fits=1000, spread="auto")
     assert not centre.violated, centre.summary()
 
 
@@ -662,7 +669,7 @@ def _searched_scaled_pipeline(epsilon, refit):
     search's runs (and its refit) fits the scaler, whose releases the search's plan composes."""
     from skdp.model_selection import PrivateSearchCV
 
-    pipeline = _scaled_pipeline(epsilon, "scale")
+    pipeline = _scaled_pipeline(epsilon, "scale", spread="quantiles")  # the quartile canary
 
     def factory(seed):
         return PrivateSearchCV(pipeline(seed), {"dplogisticregression__C": [0.5, 2.0]},
@@ -738,7 +745,7 @@ def _audit_passthrough_path(n_fits, eps):
     from skdp.audit import audit_estimator, make_canary
 
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(250, 10)) * np.geomspace(1.0, 100.0, 10)  # 20 quartiles: far too few rows
+    X = rng.normal(size=(150, 10)) * np.geomspace(1.0, 100.0, 10)  # far too few rows for 30 medians
     y = (X[:, 0] > 0).astype(int)
     c = make_canary(X, y, data_norm=float(np.median(np.linalg.norm(X, axis=1))))
     factory = _scaled_pipeline(eps, "passthrough")

@@ -30,7 +30,8 @@ __all__ = ["PrivateRobustScaler", "PASSTHROUGH_EVIDENCE", "CENTRE_GRID_LOG2_STEP
 #: points better on breast cancer); from 0.5 to 1 releasing was better by 4 to 5 points on Adult
 #: and 0.12 of R^2 on wine at 2000 rows, worse by 12 points on digits (whose pixels share one
 #: public scale: give ``bounds=(0, 16)`` there). With 1 (the rule itself) those Adult and wine
-#: cells lose what the release gains them.
+#: cells lose what the release gains them. Session 54 kept it, not refitted, for the MAD band of
+#: ``spread="auto"``, with the evidence of the band's own releases.
 PASSTHROUGH_EVIDENCE = 0.5
 #: Spacing (log2 units) of the public grid of the features' private centres: consecutive
 #: candidates differ by 2^(1/64), about 1.1%. The default grid of the quantiles (2^(1/4), 19%)
@@ -121,17 +122,30 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     quartile, 0.65 of a quartile's), and a quartile needs about ``n * epsilon_q / 4 >= 18``
     records (:func:`skdp.privacy.quantiles.is_reliable`). At epsilon 1 with the default pipeline
     share (10%) that is about 3,900 records for 30 features and 1,750 for 6 (about
-    ``715 * sqrt(n_features)``; 10% more than the quartiles alone would need): scale few columns
-    privately, and give
-    public bounds for the others when they are known. With fewer rows the released quantiles
-    are noise (on 426 rows of raw breast cancer, bounds off by factors up to 2^30, and a model
-    at the majority class), so by default (``if_unreliable="passthrough"``) the scaler then
-    releases nothing, warns, and passes its features through unscaled: a skdp estimator after it
-    bounds the rows itself (``data_norm="auto"``, one private median for all features) with the
-    budget the scaler did not spend; this happens below half the evidence the rule asks for
-    (:data:`PASSTHROUGH_EVIDENCE`), and between that and the rule the quartiles are released with
-    a warning. The decision reads only public quantities (n, the number of features, the
-    budget, the grid size). See :ref:`raw_data`.
+    ``715 * sqrt(n_features)``; 10% more than the quartiles alone would need).
+
+    With fewer rows (``spread="auto"``, the default) it releases a MAD band instead: the
+    centre, the centre's offset (a median of ``x_j - m_j`` on the 2^(1/4) grid, which resolves
+    what the centre's grid cannot, such as a density's 0.994 +- 0.002) and the median of
+    ``|x_j - m_j|`` around the corrected centre on the non-negative 2^(1/4) grid, all three
+    medians with equal evidence (:func:`equal_evidence_epsilons`), about 1.65 times a
+    quartile's at the same budget, so it is reliable from about 60% of the rows. The bounds are
+    ``m_j +- (1 + 2 fence) MAD_j`` (Tukey's fences for a symmetric feature). Where the
+    quartiles are reliable they are kept: their fences follow a skewed feature, which the
+    symmetric band does not (session 54, ``benchmarks/dev_rules_scaler_spread.py``: the band
+    gained up to 0.3 of R^2 and 25 points of accuracy where the quartiles would pass through,
+    and lost up to 0.035 of R^2 where they are reliable).
+
+    Below half the evidence the reliability rule asks for (:data:`PASSTHROUGH_EVIDENCE`, of the
+    scheme's releases) the released values are noise (on 426 rows of raw breast cancer,
+    quartiles off by factors up to 2^30, and a model at the majority class), so by default
+    (``if_unreliable="passthrough"``) the scaler releases nothing, warns, and passes its
+    features through unscaled: a skdp estimator after it bounds the rows itself
+    (``data_norm="auto"``, one private median for all features) with the budget the scaler did
+    not spend. Between half the evidence and the rule the releases are made with a warning.
+    Every decision reads only public quantities (n, the number of features, the budget, the
+    grid sizes). Scale few columns privately, and give public bounds for the others when they
+    are known. See :ref:`raw_data`.
 
     A feature whose two quantiles coincide (a spike, such as a mostly-zero "capital gain") gets
     the width of the grid's interval that holds the spike as its spread: the output is then
@@ -141,8 +155,9 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     ----------
     epsilon : float > 0 or np.inf, default=1.0
         Budget of a fit on its own (inside a :class:`skdp.pipeline.PrivatePipeline`, the
-        pipeline's share replaces it). The ``2 * n_features`` quantiles share it equally on the
-        zCDP scale. ``np.inf``: exact quantiles, no privacy.
+        pipeline's share replaces it). The releases share it on the zCDP scale, at equal
+        evidence. ``np.inf``: exact quantiles (the exact band under ``spread="mad"``; the
+        quartiles under ``"auto"``, which are reliable there), no privacy.
     delta : float in (0, 1) or None, default=None
         Delta at which ``epsilon_`` is reported; None: ``min(1e-5, 0.1 / n_samples)``.
     bounds : None or array-like of shape (n_features, 2) or (2,), default=None
@@ -154,6 +169,15 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     fence : float >= 0, default=1.5
         Bounds are the quantiles widened by ``fence`` times their distance (1.5: Tukey's fences,
         about 2.7 standard deviations from the centre for normal data).
+    spread : {"auto", "quantiles", "mad"}, default="auto"
+        How the spread is released around the centre. ``"quantiles"``: the two quantiles of
+        ``quantile_range``, and fences ``fence`` times their distance beyond them.
+        ``"mad"``: the centre's offset and the ``(q_high - q_low) / 100``-quantile of
+        ``|x - centre|`` (the MAD for the default range), and bounds ``centre +- (1 + 2 fence)``
+        times it: three medians per feature, reliable from fewer rows. ``"auto"``:
+        ``"quantiles"`` where they meet the reliability rule at this n, number of features and
+        budget, ``"mad"`` below it. Not used with a ``grid`` (its quantiles are released on it
+        directly).
     if_unreliable : {"passthrough", "scale"}, default="passthrough"
         What to do when the quantiles would be far from reliable by the public rule above
         (less than :data:`PASSTHROUGH_EVIDENCE` of the evidence it asks for):
@@ -176,11 +200,11 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     bounds_ : ndarray of shape (n_features, 2)
         The clipping bounds (public, or released by the mechanism).
     quantiles_ : ndarray of shape (n_features, 2) or None
-        The released quantiles, centres added back (None with public ``bounds`` or when
-        passing through).
+        The released quantiles, centres added back; under the MAD band, ``centre -+ MAD``
+        (None with public ``bounds`` or when passing through).
     centres_ : ndarray of shape (n_features,) or None
-        The released centres (None without them: a user's ``grid``, public ``bounds``,
-        passing through, or ``epsilon=np.inf``).
+        The released centres, with their released offsets under the MAD band (None without
+        them: a user's ``grid``, public ``bounds``, passing through, or ``epsilon=np.inf``).
     passthrough_ : bool
         Whether the features pass through unscaled (see ``if_unreliable``); ``bounds_`` is
         then ``(-inf, inf)`` for every feature.
@@ -209,7 +233,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     def __init__(
         self, epsilon=1.0, delta=None, bounds=None, quantile_range=(25.0, 75.0), fence=1.5,
         grid=None, random_state=None, secure_mode=False, ledger=None, if_unreliable="passthrough",
-        spread="quantiles",
+        spread="auto",
     ):
         self.epsilon = epsilon
         self.delta = delta
