@@ -338,7 +338,8 @@ def report():
                   "the decision rule). The raw-data pipeline at its defaults; score of "
                   "`spread=\"quantiles\"` (today's default) and `\"mad\"` (two releases per "
                   "feature), means over seeds 0 to 4, and the paired gain."]
-    lines += ["", f"Decision: {'mad becomes the default' if adopt else 'quantiles stays the default'}."]
+    verdict = "mad becomes the default" if adopt else "quantiles stays the default"
+    lines += ["", f"Decision: {verdict}."]
     OUT.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -352,7 +353,8 @@ def report2():
              "(session 54)", "", "`benchmarks/dev_rules_scaler_spread.py` (its docstring). "
              "`\"mad\"` now releases the centre, its offset and the spread (three medians per "
              "feature).", ""] + looked + [""] + judged + [
-             "", f"Decision: {'mad becomes the default' if adopt else 'quantiles stays the default; the option is removed'}."]
+             "", "Decision: " + ("mad becomes the default" if adopt else
+                                 "quantiles stays the default; the option is removed") + "."]
     SECOND.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
@@ -363,7 +365,8 @@ def report3():
     lines = ["# PrivateRobustScaler's spread, third step: the quartiles where they are reliable, "
              "the MAD band below (session 54)", "", "`benchmarks/dev_rules_scaler_spread.py` "
              "(its docstring). `spread=\"auto\"` against `\"quantiles\"`.", ""] + judged + [
-             "", f"Decision: {'auto becomes the default' if adopt else 'quantiles stays the default; mad and auto are removed'}."]
+             "", "Decision: " + ("auto becomes the default" if adopt else
+                                 "quantiles stays the default; mad and auto are removed") + "."]
     JUDGE3.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -549,9 +549,11 @@ def _audit_released_path(n_fits, secure_mode=False, grid=None, spread="quantiles
     counts it, and maps it off 0), so the provable claim is the replace-one one: group
     privacy of size 2, (2 eps, (1 + e^eps) delta). With the default grid the statistics are the
     released upper quartile and the model; a user's ``grid`` (no centres) the same. Under the
-    MAD band (``spread="mad"``, or ``"auto"`` at these 200 rows) the data sit around 0, so the zeroed row falls inside the released band
-    (``|0 - centre|`` below the MAD) and the canary far outside it: both the centre and the MAD
-    move with the canary, and the statistic is the band's upper end, ``centre + MAD``."""
+    MAD band (``spread="mad"``, or ``"auto"`` at these 200 rows) the data sit around 0, so the
+    zeroed row falls inside the released band (``|0 - centre|`` below the MAD) and the canary
+    far outside it: both the centre and the MAD move with the canary, and the statistic is the
+    band's upper end, ``centre + MAD``.
+    """
     from skdp.audit import audit_estimator
 
     eps = 0.5

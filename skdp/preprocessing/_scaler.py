@@ -354,17 +354,18 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             if evidence < 1.0:  # unreliable (is_reliable's rule)
                 if self.if_unreliable == "passthrough" and evidence < PASSTHROUGH_EVIDENCE:
                     warn(
-                        f"PrivateRobustScaler: {n_releases} private quantiles of {n} records at "
-                        f"epsilon {eps:.3g} each would be unreliable, so the features pass "
-                        "through unscaled and the step spends nothing (a skdp estimator after it "
-                        "then bounds the rows itself, data_norm='auto'); pass public bounds, "
-                        "scale fewer features, or use more data or budget",
+                        f"PrivateRobustScaler: {n_releases} private quantiles of {n} records "
+                        f"(the spreads at epsilon {eps:.3g}) would be unreliable, so the features "
+                        "pass through unscaled and the step spends nothing (a skdp estimator "
+                        "after it then bounds the rows itself, data_norm='auto'); pass public "
+                        "bounds, scale fewer features, or use more data or budget",
                         UserWarning,
                     )
                     return self._pass_through(X if dask_input else None)
                 warn(
-                    f"PrivateRobustScaler: {n_releases} private quantiles of {n} records at epsilon "
-                    f"{eps:.3g} each are unreliable (they can land far from the data); pass "
+                    f"PrivateRobustScaler: {n_releases} private quantiles of {n} records (the "
+                    f"spreads at epsilon {eps:.3g}) are unreliable (they can land far from the "
+                    "data); pass "
                     "public bounds, scale fewer features, or use more data or budget",
                     UserWarning,
                 )
