@@ -176,6 +176,28 @@ def test_scaler_mad_has_more_evidence_than_the_quartiles():
     assert np.all(np.abs(mad.centres_) < 0.5)
 
 
+def test_scaler_auto_takes_the_quartiles_where_they_are_reliable():
+    """``spread="auto"``: the quartiles from the evidence the reliability rule asks for,
+    computed here from n, d and the budget (the centres' and quartiles' split at equal
+    evidence), the MAD band below; the same choice whatever the values."""
+    d, eps = 10, 1.0
+    rho = zcdp_budget(eps, DELTA)
+    # 10 centres on 6147 candidates and 20 quartiles on 387, equal evidence (weights ln K / q)
+    w_q, w_c = math.log(387 / 0.05) / 0.25, math.log(6147 / 0.05) / 0.5
+    eps_q = w_q * math.sqrt(8 * rho / (d * (2 * w_q**2 + w_c**2)))
+    for n in (400, 1200, 1500, 4000):
+        reliable = n * eps_q * 0.25 / (2 * math.log(387 / 0.05)) >= 1.0
+        for scale in (1e-3, 1e6):
+            X = np.random.default_rng(n).normal(size=(n, d)) * scale
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # below the rule: released with a warning
+                s = PrivateRobustScaler(epsilon=eps, delta=DELTA, random_state=0).fit(X)
+            counts = [e.count for e in s.dp_event_.events]
+            assert counts == ([d, 2 * d] if reliable else [d, d, d]), (n, counts)
+    assert not (400 * eps_q * 0.25 / (2 * math.log(387 / 0.05)) >= 1.0)  # both branches run
+    assert 4000 * eps_q * 0.25 / (2 * math.log(387 / 0.05)) >= 1.0
+
+
 def test_scaler_with_a_users_grid_releases_on_it():
     X = _narrow_columns(2000)[:, 2:3]
     grid = np.arange(1990.0, 2031.0)
