@@ -268,10 +268,12 @@ def _raw_regressions():
     return out
 
 
-def fit_raw_pipeline(X_tr, y_tr, num, cat, optimizer, eps, seed):
-    """The documented raw-data pipeline, fitted: PrivateRobustScaler on the numeric columns
-    ``num`` (all of X when ``cat`` is None), one-hot with Adult's public categories on ``cat``,
-    then DPRidge at its defaults with ``optimizer`` (warnings silenced)."""
+def fit_raw_pipeline(X_tr, y_tr, num, cat, optimizer, eps, seed, estimator=DPRidge,
+                     **scaler_params):
+    """The documented raw-data pipeline, fitted: PrivateRobustScaler (with ``scaler_params``) on
+    the numeric columns ``num`` (all of X when ``cat`` is None), one-hot with Adult's public
+    categories on ``cat``, then ``estimator`` at its defaults with ``optimizer`` (warnings
+    silenced)."""
     from sklearn.compose import make_column_transformer
     from sklearn.preprocessing import OneHotEncoder
 
@@ -279,14 +281,14 @@ def fit_raw_pipeline(X_tr, y_tr, num, cat, optimizer, eps, seed):
     from skdp.pipeline import make_private_pipeline
     from skdp.preprocessing import PrivateRobustScaler
 
-    scaler = PrivateRobustScaler(random_state=seed)
+    scaler = PrivateRobustScaler(random_state=seed, **scaler_params)
     pre = scaler if cat is None else make_column_transformer(
         (scaler, num),
         (OneHotEncoder(categories=[ADULT_CATEGORIES[c] for c in cat], handle_unknown="ignore"),
          cat))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return make_private_pipeline(pre, DPRidge(optimizer=optimizer, random_state=seed),
+        return make_private_pipeline(pre, estimator(optimizer=optimizer, random_state=seed),
                                      epsilon=eps, delta=bd.DELTA).fit(X_tr, y_tr)
 
 

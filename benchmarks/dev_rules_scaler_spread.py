@@ -68,7 +68,7 @@ reliability rule.
 
 A third step, written after reading that table and committed before its run:
 ``spread="auto"`` releases the quartiles where they meet the module's reliability rule
-(``quartiles_reliable``: evidence >= 1, the rule's own threshold, not fitted) and the MAD band
+(evidence >= 1, the rule's own threshold, not fitted) and the MAD band
 below it, where the MAD's larger evidence matters; both are the measured schemes, so on the
 looked-at cases and the second step's judge it is, cell by cell, whichever of the two the rule
 picks. It is judged on ``JUDGE3_CASES`` (``judge3``): two fresh raw-like tables with other
@@ -91,7 +91,6 @@ are removed.
 
 import csv
 import sys
-import warnings
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -99,11 +98,11 @@ import numpy as np
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
 SPREADS = ("quantiles", "mad")
 EPS = (0.3, 1.0, 3.0)
 SEEDS = range(5)
-DELTA = 1e-5
 TOL = {"classification": 0.01, "regression": 0.02}
 OUT = HERE / "results" / "dev_rules_scaler_spread.csv"
 
@@ -238,24 +237,15 @@ JUDGE3_CASES = [
 
 
 def fit_score(task, X_tr, y_tr, X_te, y_te, num, cat, spread, eps, seed):
-    """The documented raw-data pipeline with ``spread``, fitted; its test score."""
-    from sklearn.compose import make_column_transformer
-    from sklearn.preprocessing import OneHotEncoder
+    """The documented raw-data pipeline with ``spread``, fitted
+    (``dev_rules_ridge_masg.fit_raw_pipeline``); its test score."""
+    from dev_rules_ridge_masg import fit_raw_pipeline
 
     from skdp import DPLogisticRegression, DPRidge
-    from skdp.datasets import ADULT_CATEGORIES
-    from skdp.pipeline import make_private_pipeline
-    from skdp.preprocessing import PrivateRobustScaler
 
-    scaler = PrivateRobustScaler(spread=spread, random_state=seed)
-    pre = scaler if cat is None else make_column_transformer(
-        (scaler, num),
-        (OneHotEncoder(categories=[ADULT_CATEGORIES[c] for c in cat], handle_unknown="ignore"),
-         cat))
-    est = (DPLogisticRegression if task == "classification" else DPRidge)(random_state=seed)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pipe = make_private_pipeline(pre, est, epsilon=eps, delta=DELTA).fit(X_tr, y_tr)
+    est = DPLogisticRegression if task == "classification" else DPRidge
+    pipe = fit_raw_pipeline(X_tr, y_tr, num, cat, "auto", eps, seed, estimator=est,
+                            spread=spread)
     return float(pipe.score(X_te, y_te))
 
 

@@ -75,17 +75,6 @@ def centred_epsilons(rho, n_features, q, n_quantile_candidates, n_centre_candida
     return eps_q, eps_c
 
 
-def quartiles_reliable(n, n_features, rho, q_lo, q_hi, grid):
-    """Whether the centred quantiles of ``spread="quantiles"`` meet the reliability rule
-    (:func:`skdp.privacy.quantiles.is_reliable`) at this n, number of features and budget:
-    ``spread="auto"`` releases them then, and the MAD band otherwise. Public quantities
-    only."""
-    q_eff = max(min(q_lo, 1.0 - q_lo, q_hi, 1.0 - q_hi), 1.0 / n)
-    eps, _ = centred_epsilons(rho, n_features, q_eff, grid.size,
-                              signed_grid(CENTRE_GRID_LOG2_STEP).size)
-    return evidence_ratio(n, eps, q_eff, grid.size) >= 1.0
-
-
 def _spike_width(lo, grid):
     """The width the grid gives a spike at ``lo`` (quantiles that coincide): the width of the
     grid interval that holds it (1 beyond the grid's last candidate). Public: a function of the
@@ -327,11 +316,18 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             # the default grid: quantiles around a private centre; a user's grid: on it directly
             centred = self.grid is None
             centre_grid = signed_grid(CENTRE_GRID_LOG2_STEP) if centred else None
+            # the quantiles' scheme: two per feature, around the centres or on a user's grid
+            spread_grid = grid
+            q_eff = max(min(q_lo, 1.0 - q_lo, q_hi, 1.0 - q_hi), 1.0 / n)
+            if centred:
+                eps, eps_centre = centred_epsilons(rho, d, q_eff, grid.size, centre_grid.size)
+            else:
+                eps = em_epsilon(rho, 2 * d)
             # "mad": the centre, its offset, one quantile of |x - centre| (positive grid);
-            # "auto": the quartiles where they are reliable, the MAD band below (public: n, d,
-            # the budget and the grids)
+            # "auto": the quartiles where they meet the reliability rule, the MAD band below
+            # (public: n, d, the budget and the grids)
             mad = centred and (self.spread == "mad" or (
-                self.spread == "auto" and not quartiles_reliable(n, d, rho, q_lo, q_hi, grid)))
+                self.spread == "auto" and evidence_ratio(n, eps, q_eff, grid.size) < 1.0))
             if mad:
                 q_spread = q_hi - q_lo  # the share of the values within the band's half-width
                 spread_grid = positive_grid()
@@ -341,13 +337,6 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
                 eps, eps_centre, eps_offset = equal_evidence_epsilons(
                     rho, d, [(q_eff, spread_grid.size, 1), (0.5, centre_grid.size, 1),
                              (0.5, grid.size, 1)])
-            else:
-                spread_grid = grid
-                q_eff = max(min(q_lo, 1.0 - q_lo, q_hi, 1.0 - q_hi), 1.0 / n)
-                if centred:
-                    eps, eps_centre = centred_epsilons(rho, d, q_eff, grid.size, centre_grid.size)
-                else:
-                    eps = em_epsilon(rho, 2 * d)
             n_releases = (3 if centred else 2) * d
             # decided from public quantities only (n, d, the budget, the grid sizes)
             evidence = evidence_ratio(n, eps, q_eff, spread_grid.size)
