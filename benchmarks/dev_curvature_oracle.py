@@ -52,12 +52,11 @@ OUT = HERE / "results" / "dev_curvature_oracle.csv"
 def exact_smoothness(problem):
     """``curvature * lambda_max(X' S X / n) + lam`` of the problem's clipped design (reads the
     data: an oracle for this benchmark only)."""
+    from skdp._rows import design_array
+
     rows = problem.rows
-    if hasattr(rows, "values"):  # DenseRows: scale[i] * values[i], then the intercept's tail
-        X = rows.values * rows.scale[:, None]
-        if rows.shape[1] == X.shape[1] + 1:
-            X = np.hstack([X, np.full((X.shape[0], 1), rows.tail)])
-    else:
+    X = design_array(rows)  # the clipped rows and the intercept column, written out
+    if not isinstance(X, np.ndarray):  # sparse: the CSR design itself
         X = problem.X.toarray()
     weight = np.broadcast_to(np.asarray(rows.weight, dtype=float), (X.shape[0],))
     lam_max = np.linalg.eigvalsh((X.T * weight) @ X / X.shape[0])[-1]
