@@ -2,7 +2,7 @@
 
 ``PrivateRobustScaler(if_unreliable="passthrough")`` (the default) passes the features through
 unscaled when its releases have less than ``PASSTHROUGH_EVIDENCE`` (0.5) of the evidence the
-reliability rule asks for. The constant was fitted in session 17 with the two quartiles per
+reliability rule asks for. The constant was fitted on 21 public cells with the two quartiles per
 feature; session 54's ``spread="auto"`` releases a MAD band below the quartiles' reliability
 (three medians per feature, about 1.65 times a quartile's evidence) and kept the constant,
 applied to the band's own evidence, without refitting it. This script measures whether the band

@@ -259,8 +259,8 @@ def test_scaler_charges_its_ledger_alone_and_not_in_a_pipeline():
     PrivateRobustScaler(epsilon=0.5, delta=DELTA, ledger=ledger, random_state=1,
                         if_unreliable="scale").fit(num)
     assert len(ledger) == 1 and ledger.spent() <= 0.5
-    with pytest.warns(UserWarning, match="pass through"):  # 150 rows: far too few at eps 0.5
-        passed = PrivateRobustScaler(epsilon=0.5, delta=DELTA, ledger=ledger).fit(num[:150])
+    with pytest.warns(UserWarning, match="pass through"):  # 100 rows: far too few at eps 0.5
+        passed = PrivateRobustScaler(epsilon=0.5, delta=DELTA, ledger=ledger).fit(num[:100])
     assert passed.passthrough_ and len(ledger) == 1  # released nothing, charged nothing
     pipe = make_private_pipeline(PrivateRobustScaler(ledger=ledger, random_state=0),
                                  DPLogisticRegression(random_state=0), epsilon=1.0, delta=DELTA)
@@ -520,7 +520,9 @@ def test_scaler_passes_through_on_raw_breast_cancer():
 
 @pytest.mark.parametrize("spread, cases", [
     ("quantiles", ((100, True), (200, False), (2000, False))),  # 200: released, warned
-    ("mad", ((50, True), (100, False), (2000, False))),  # evidence 0.26, 0.52 and 10
+    # evidence 0.26, 0.36, 0.44, 0.52 and 10: the band passes through below 0.4
+    ("mad", ((50, True), (70, True), (85, False), (100, False), (2000, False))),
+    ("auto", ((50, True), (70, True), (85, False), (100, False), (2000, False))),  # the band
 ])
 def test_scaler_passthrough_is_a_public_decision(spread, cases):
     """The choice reads n, d, the budget and the grid size only: two data sets of one shape

@@ -79,7 +79,7 @@ def test_private_pipeline_on_a_dataframe_costs_what_its_ledger_charged(frame):
 
 @pytest.mark.parametrize("scaler_epsilon, charges", [
     (3.0, 2 * (2 * 3 + 1)),  # the scaler and the estimator, every fit
-    (0.25, 2 * 3 + 1 + 1),  # too few rows in a fold: the scaler passes through, charging nothing
+    (0.22, 2 * 3 + 1 + 1),  # too few rows in a fold: the scaler passes through, charging nothing
 ])
 def test_plain_pipeline_counts_its_private_steps_charges(frame, scaler_epsilon, charges):
     X, y = frame
@@ -97,9 +97,12 @@ def test_plain_pipeline_counts_its_private_steps_charges(frame, scaler_epsilon, 
     cost = tuning_cost(search, X, y, delta=DELTA)
     assert cost.n_fits == 7 and len(cost.target_epsilons) == 14
     assert math.isclose(cost.epsilon, ledger.spent(), rel_tol=1e-9)
-    # more than the estimators' charges alone, which is all a plan of the final step counts
+    # more than the estimators' charges alone, which is all a plan of the final step counts:
+    # the scaler's charges (every fit at epsilon 3, the refit's alone at 0.22) are counted
+    scaler = [e for e in ledger.entries if e.source == "PrivateRobustScaler"]
+    assert len(scaler) == charges - 7
     alone = compose([e.event for e in ledger.entries if e.source == "DPLogisticRegression"])
-    assert cost.epsilon > compute_epsilon(alone, DELTA) * 1.02
+    assert cost.epsilon > compute_epsilon(alone, DELTA)
 
 
 def test_plan_search_fits_and_fit_search_replay_a_pipelines_folds(frame):

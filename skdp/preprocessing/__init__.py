@@ -8,10 +8,12 @@ the second kind; :class:`skdp.pipeline.PrivatePipeline` puts both under one budg
 everything else.
 """
 
-from ._scaler import CENTRE_GRID_LOG2_STEP, PASSTHROUGH_EVIDENCE, PrivateRobustScaler
+from ._scaler import (
+    BAND_PASSTHROUGH_EVIDENCE, CENTRE_GRID_LOG2_STEP, PASSTHROUGH_EVIDENCE, PrivateRobustScaler,
+)
 from ._step import PrivateStepMixin, StepBudget
 
 __all__ = [
-    "CENTRE_GRID_LOG2_STEP", "PASSTHROUGH_EVIDENCE", "PrivateRobustScaler", "PrivateStepMixin",
-    "StepBudget",
+    "BAND_PASSTHROUGH_EVIDENCE", "CENTRE_GRID_LOG2_STEP", "PASSTHROUGH_EVIDENCE",
+    "PrivateRobustScaler", "PrivateStepMixin", "StepBudget",
 ]
