@@ -890,7 +890,9 @@ class PrivacyLedger:
         worker whose exact event is a planned one takes it instead of being charged again, and
         any other fit in a worker is charged as usual, or refused where the ledger cannot be
         charged (another machine). The plan ends with the call, so copies made later carry
-        nothing. Fits in this process, the refit included, are charged as usual.
+        nothing. The ledger is open as a context during the call (as in ``with ledger:``), so
+        fits in this process, the refit included, are charged to it even when the search's
+        estimator does not carry it.
 
         Parameters
         ----------
@@ -918,12 +920,15 @@ class PrivacyLedger:
         Events are functions of public quantities, so the plan is exact: the fold fits record
         the planned events, one fit per planned event (a search makes each fold fit once). The
         plan is tied to this one call because copies cannot count what other copies took: a
-        plan left open across two searches would let the second one's folds go uncharged. A
-        search run in this process (no worker) is charged twice: the ledger over-states, never
-        under-states. After the call, a search whose number of fits differs from the plan gets
-        a warning.
+        plan left open across two searches would let the second one's folds go uncharged. For
+        the same reason fits in this process take no planned event (the copies' takings cannot
+        be seen here, and the refit's event can equal a fold's): they are charged, so a search
+        run in this process (no worker) is charged twice; the ledger over-states, never
+        under-states. After the call, a search whose number of fits differs from the plan gets a warning.
         """
-        with _ReservedSearch(self, search, X, y, groups, label):
+        # open as a context for the call: the fits made here (the refit, the model the search
+        # releases) are charged to it even when the search's estimator does not carry it
+        with _ReservedSearch(self, search, X, y, groups, label), self:
             search.fit(X, y, groups=groups, **fit_params)
         return search
 

@@ -32,6 +32,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import _num_samples
 
 from ._dask import is_dask
+from ._row_wise import check_row_wise, rows_of
 from ._streams import remember_streams
 from ._validation import OPEN_UNIT, POSITIVE_OR_INF, check_delta, check_epsilon
 from .ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge
@@ -46,6 +47,7 @@ __all__ = [
     "DEFAULT_PREPROCESSING_SHARE",
     "NonPrivateStepError",
     "PrivatePipeline",
+    "ROW_WISE_CHECK_ROWS",
     "check_private_steps",
     "make_private_pipeline",
 ]
@@ -176,6 +178,50 @@ def _leaves(step, path, fitted=False):
     return out
 
 
+#: Rows of a private fit's data on which a ``FunctionTransformer`` is checked to be row-wise
+ROW_WISE_CHECK_ROWS = 12
+
+
+def _row_wise_function(func, path):
+    """``func``, checked on every call during a private fit to map each row on its own
+    (:func:`skdp._row_wise.check_row_wise` on the first rows it is given) before it runs.
+
+    Checking the private rows reveals nothing a correct step would not: a row-wise function
+    always passes, whatever the data; a function that is not row-wise voids the estimator's
+    guarantee, and is refused before the estimator sees its output."""
+    def checked(X, *args, **kwargs):
+        k = min(_num_samples(X), ROW_WISE_CHECK_ROWS)
+        if k >= 2:
+            check_row_wise(path, "FunctionTransformer", lambda Z: func(Z, *args, **kwargs),
+                           rows_of(X, 0, k))
+        return func(X, *args, **kwargs)
+
+    checked._skdp_unchecked = func
+    return checked
+
+
+def _function_leaves(pipeline, fitted):
+    return [(path, leaf) for path, leaf in _leaves(Pipeline(list(pipeline.steps)), "", fitted)
+            if type(leaf).__name__ == "FunctionTransformer" and leaf.func is not None]
+
+
+@contextmanager
+def _row_wise_checked(pipeline):
+    """Within this context the pipeline's ``FunctionTransformer`` steps check, on the rows they
+    transform, that they are row-wise; their ``func`` is restored after (fitted copies too)."""
+    wrapped = []
+    for path, leaf in _function_leaves(pipeline, fitted=False):
+        if not hasattr(leaf.func, "_skdp_unchecked"):
+            wrapped.append(leaf)
+            leaf.func = _row_wise_function(leaf.func, path)
+    try:
+        yield
+    finally:
+        for leaf in wrapped + [leaf for _, leaf in _function_leaves(pipeline, fitted=True)]:
+            while hasattr(leaf.func, "_skdp_unchecked"):
+                leaf.func = leaf.func._skdp_unchecked
+
+
 def check_dask_steps(pipeline):
     """Raise ValueError for a step that cannot keep Dask inputs on the workers.
 
@@ -208,7 +254,9 @@ def check_private_steps(pipeline):
 
     Walks the steps of a ``Pipeline`` (and of the ``ColumnTransformer``, ``FeatureUnion`` and
     nested pipelines in it). Allowed: skdp's private steps and estimators (an estimator only as
-    the final step), stateless transformers (``FunctionTransformer``, ``Normalizer``, ...),
+    the final step), stateless transformers (``FunctionTransformer``, ``Normalizer``, ...; a
+    ``PrivatePipeline`` checks during its fit that a ``FunctionTransformer`` maps each row on
+    its own, :data:`ROW_WISE_CHECK_ROWS`),
     ``OneHotEncoder`` / ``OrdinalEncoder`` with public category lists and no failure on unknown
     categories, ``SimpleImputer(strategy="constant")``, ``MissingIndicator(features="all")``.
     Refused, with the private replacement in the message: scalers and imputers that learn data
@@ -416,19 +464,22 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
             estimator._skdp_pipeline_plan = _LazyPlan(self, epsilon, delta)
             marked.append(estimator)
         try:
-            with _suspended():
+            with _suspended(), _row_wise_checked(self):
                 yield
         finally:
             fitted = [leaf for _, leaf in _leaves(Pipeline(list(self.steps)), "", fitted=True)]
             streams = []  # the random streams of the steps' releases, for the one charge
+            own = None  # the final estimator's record of this fit alone
             for obj in marked + fitted:
                 state = vars(obj).pop("_skdp_stream_state", None)
                 if state is not None and state not in streams:
                     streams.append(state)
+                own = vars(obj).pop("_skdp_fit_record", own)
                 for attr in ("_skdp_budget", "_skdp_pipeline_plan"):
                     if attr in vars(obj):
                         delattr(obj, attr)
-        # the fit succeeded: one record, one charge
+        # the fit succeeded: one record, one charge (of this fit's own event: a warm-started
+        # estimator's record composes its chain, whose earlier fits were charged when they ran)
         if estimator is not None:
             record = self.steps[-1][1].privacy_record_
         else:
@@ -441,7 +492,8 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
                 event=event, epsilon=math.inf, delta=0.0, accountant="none", mechanism="none",
                 noise_multiplier=0.0, sensitivity=math.inf, n_steps=0, sampling="full batch",
             )
-        charge(ledgers, record, source, epsilon, delta, n_samples=int(n), stream=tuple(streams))
+        charge(ledgers, record if own is None else own, source, epsilon, delta, n_samples=int(n),
+               stream=tuple(streams))
         remember_streams(self, tuple(streams))
         self.privacy_record_ = record
         self.dp_event_ = record.event

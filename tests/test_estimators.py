@@ -66,6 +66,26 @@ def test_epsilon_inf_ridge_on_adult_targets():
     assert relative_objective_gap("ridge", est, X, t, 1.0) < 1e-4
 
 
+def test_ridge_without_intercept_passes_through_the_origin():
+    """fit_intercept=False: no intercept, at epsilon=inf Ridge(fit_intercept=False)'s solution
+    for one target or several, far from 0 (the targets are not centred: nothing could carry the
+    shift back); a private fit's intercept_ is 0 too."""
+    from sklearn.linear_model import Ridge
+
+    rng = np.random.default_rng(0)
+    X = rng.uniform(0.0, 1.0, size=(300, 3))
+    y = 50.0 + X @ np.array([10.0, -5.0, 2.0]) + rng.normal(size=300)
+    for Y in (y, np.column_stack([y, 3.0 - y])):
+        est = DPRidge(epsilon=np.inf, fit_intercept=False).fit(X, Y)
+        ref = Ridge(fit_intercept=False).fit(X, Y)
+        np.testing.assert_allclose(est.coef_, ref.coef_, rtol=1e-6)
+        assert np.all(np.asarray(est.intercept_) == 0.0)
+        np.testing.assert_allclose(est.predict(np.zeros((1, 3))), 0.0, atol=0.0)
+    private = DPRidge(epsilon=1.0, fit_intercept=False, y_bounds=(0.0, 80.0), data_norm=2.0,
+                      random_state=0).fit(X, y)
+    assert private.intercept_ == 0.0 and np.all(private.predict(np.zeros((2, 3))) == 0.0)
+
+
 def test_ridge_check_data_without_noise():
     # The data of sklearn's check_regressors_train, with public bounds that cover it and no
     # noise: the estimator itself is a correct ridge (the poor_score tag is only for DP noise).
@@ -274,3 +294,18 @@ def test_several_target_columns_are_refused_with_the_composing_alternative(est, 
         clone(est).fit(X, Y)
     if container == "numpy":
         assert np.array_equal(Y, before)
+
+
+@pytest.mark.parametrize("make", [
+    lambda X, y: DPLogisticRegression(epsilon=np.inf).fit(X * 1e-300, y),
+    lambda X, y: DPRidge(epsilon=np.inf).fit(X * 1e300, X[:, 0]),
+    lambda X, y: DPLogisticRegression(data_norm=1e-300).fit(X, y),
+])
+def test_row_norms_beyond_float64_get_a_clear_error(make):
+    """A row-norm bound whose square is not a normal float64 (the fit works in its units) is
+    refused with a ValueError naming the range, not a ZeroDivisionError or OverflowError."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="outside the range skdp fits"):
+        make(X, y)

@@ -311,3 +311,71 @@ def test_row_wise_steps_are_accepted():
     search = PrivateSearchCV(est, {"dplogisticregression__C": [1.0]}, n_iter=1, delta=1e-5,
                              random_state=0).fit(X, Y)
     assert search.best_estimator_ is not None
+
+
+@pytest.mark.parametrize("func", [
+    lambda Z: Z - Z.mean(axis=0),            # centres the batch
+    lambda Z: Z / np.abs(Z).max(),           # scales by the batch maximum
+    lambda Z: Z[np.argsort(Z[:, 0])],        # reorders the rows
+])
+def test_private_pipeline_refuses_a_batch_dependent_function_transformer(func):
+    """A PrivatePipeline checks its FunctionTransformer steps on the rows they transform, at
+    the top level, inside a ColumnTransformer and under PrivateSearchCV: refused before the
+    estimator fits, nothing charged, the step's function restored."""
+    from sklearn.compose import make_column_transformer
+
+    from skdp.pipeline import make_private_pipeline
+
+    for step in (FunctionTransformer(func),
+                 make_column_transformer((FunctionTransformer(func), [0, 1]),
+                                         remainder="passthrough")):
+        ledger = PrivacyLedger(delta=1e-5)
+        pipe = make_private_pipeline(step, _est(), epsilon=1.0, ledger=ledger)
+        with pytest.raises(ValueError, match="row-wise"):
+            pipe.fit(X, Y)
+        assert len(ledger) == 0 and not hasattr(pipe[-1], "coef_")
+        leaf = step if isinstance(step, FunctionTransformer) else step.transformers[0][1]
+        assert leaf.func is func
+    with pytest.raises(ValueError, match="row-wise"):
+        PrivateSearchCV(make_private_pipeline(FunctionTransformer(func), _est()),
+                        {"dplogisticregression__C": [1.0]}, n_iter=1).fit(X, Y)
+
+
+def test_private_pipeline_accepts_row_wise_function_transformers():
+    """Element-wise functions, and one that maps strings, pass; the fitted steps keep the
+    user's function (the check wraps it only during the fit)."""
+    import pandas as pd
+    from sklearn.compose import make_column_transformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    from skdp.pipeline import make_private_pipeline
+
+    frame = pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": np.where(X[:, 2] > 0, "p", "n")})
+    upper = np.char.upper
+    pre = make_column_transformer(
+        (FunctionTransformer(np.tanh), ["a", "b"]),
+        (make_pipeline(FunctionTransformer(lambda d: upper(np.asarray(d, dtype=str))),
+                       OneHotEncoder(categories=[["P", "N"]], handle_unknown="ignore")), ["c"]))
+    pipe = make_private_pipeline(pre, _est(random_state=0), epsilon=1.0).fit(frame, Y)
+    assert pipe.predict(frame).shape == (len(Y),)
+    assert pipe[0].transformers_[0][1].func is np.tanh and pre.transformers[0][1].func is np.tanh
+
+
+def test_fit_search_charges_the_refit_even_when_the_estimator_carries_no_ledger():
+    """The refit is the model the search releases: fit_search charges it although the search's
+    estimator has no ledger. In worker processes the folds take their planned events, so the
+    ledger holds exactly the search's fits; in this process they are charged again (an
+    over-statement, never an under-statement)."""
+    grid = {"epsilon": [0.5, 1.0]}
+    cv = KFold(2, shuffle=True, random_state=0)
+    for n_jobs in (2, None):
+        ledger = PrivacyLedger(delta=1e-5)
+        search = GridSearchCV(_est(data_norm=1.0), grid, cv=cv, n_jobs=n_jobs)
+        ledger.fit_search(search, X, Y)
+        cost = tuning_cost(search, X, Y, delta=1e-5)
+        assert ledger.entries[-1].event == search.best_estimator_.dp_event_
+        if n_jobs == 2:
+            assert len(ledger) == 2 * 2 + 1
+            assert math.isclose(ledger.spent(), cost.epsilon, rel_tol=1e-9)
+        else:
+            assert len(ledger) == 2 * (2 * 2) + 1 and ledger.spent() > cost.epsilon

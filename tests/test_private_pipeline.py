@@ -269,6 +269,28 @@ def test_scaler_charges_its_ledger_alone_and_not_in_a_pipeline():
     assert ledger.entries[-1].event == pipe.dp_event_
 
 
+def test_warm_started_pipeline_charges_each_fit_once():
+    """A warm-started final estimator composes its chain into the pipeline's epsilon_; the
+    ledger is charged each fit's own event (the chain's earlier fits were charged when they
+    ran), so its total equals the pipeline's epsilon_, not more."""
+    X, y = _frame(500)
+    num = X[["age", "income"]].to_numpy()
+    ledger = PrivacyLedger(delta=DELTA)
+    pipe = make_private_pipeline(PrivateRobustScaler(),
+                                 DPLogisticRegression(warm_start=True), epsilon=1.0,
+                                 delta=DELTA, ledger=ledger)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pipe.fit(num, y)
+        first = pipe.dp_event_
+        pipe.fit(num, y)
+    assert len(ledger) == 2 and ledger.entries[0].event == first
+    assert pipe.epsilon_ > 1.0
+    assert math.isclose(ledger.spent(), pipe.epsilon_, rel_tol=1e-9)
+    history = pipe.privacy_record_.details["warm_start_history"]
+    assert [e.event for e in ledger.entries] == [r.event for r in history]
+
+
 # -- one budget ---------------------------------------------------------------------------------
 def test_pipeline_one_guarantee():
     X, y = _frame()

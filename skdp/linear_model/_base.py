@@ -49,6 +49,10 @@ _ALLOW_ZERO_WEIGHTS = (
 )
 
 
+#: The row-norm bounds a fit accepts (public or released): the fit works in units of the bound,
+#: and its square must stay a normal float64
+ROW_NORM_RANGE = (1e-100, 1e100)
+
 def warm_started_record(start, record, delta, accountant, shared_stream=False):
     """The record of a model fitted (``record``) from the earlier release described by ``start``.
 
@@ -432,6 +436,13 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         self.optimizer_ = optimizer
         sw = self._validate_sample_weight(sample_weight, X)
         data_norm, row_scale, norms = resolve_data_norm(data_norm, X, fit, sw)
+        if not ROW_NORM_RANGE[0] <= data_norm <= ROW_NORM_RANGE[1]:
+            # the fit works in units of data_norm (its square divides the regularisation)
+            raise ValueError(
+                f"the row-norm bound data_norm={data_norm:.3g} is outside the range skdp fits in "
+                f"float64, [{ROW_NORM_RANGE[0]:g}, {ROW_NORM_RANGE[1]:g}]: rescale X (or its "
+                "bound) by a public constant"
+            )
         self.data_norm_ = data_norm
         if fit.private:  # the released or public row bound: public
             optimizer.check_regularisation(lam * n_samples / data_norm**2, loss)
@@ -502,7 +513,10 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples),
                stream=fit.stream)
         if getattr(self, "_skdp_pipeline_plan", None) is not None:
-            self._skdp_stream_state = fit.stream  # for the pipeline's one charge, which drops it
+            # for the pipeline's one charge, which drops them: this fit's streams and its own
+            # record (a warm start's chain, composed below, was charged by its earlier fits)
+            self._skdp_stream_state = fit.stream
+            self._skdp_fit_record = record
         shared_stream = bool(remember_streams(self, fit.stream, chain_streams) & chain_streams)
         if start is not None:
             record = warm_started_record(start, record, delta, record.accountant, shared_stream)

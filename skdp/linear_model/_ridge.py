@@ -24,8 +24,9 @@ class DPRidge(RegressorMixin, DPLinearModel):
     Minimises the objective of :class:`sklearn.linear_model.Ridge`,
     ``||y - X w||^2 + alpha ||w||^2`` (scaled by ``1/(2n)``: mean of ``(y - x.w)^2 / 2`` +
     ``lam/2 ||w||^2`` with ``lam = alpha / n``), with the intercept regularised too. Targets are
-    clipped to the public ``y_bounds`` and centred on their midpoint (a public shift), and a
-    private fit's optimizer sees them divided by the bounds' half-range (an exact
+    clipped to the public ``y_bounds`` and centred on their midpoint (a public shift; with
+    ``fit_intercept=False`` they keep their origin), and a private fit's optimizer sees them
+    divided by the bounds' half-range (their largest magnitude without an intercept; an exact
     reparameterisation: the model is the same function of the data in any units of y); the
     residual is clipped to ``derivative_clip`` (a Huber loss, in the targets' units) so that
     gradients are bounded.
@@ -44,7 +45,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
         Regularisation strength, as in scikit-learn.
     y_bounds : "auto", tuple (low, high) or array-like of shape (n_targets, 2), default="auto"
         Bounds of the target; targets outside are clipped to them and the fit is centred on
-        their midpoint. A pair is a public bound (free; it must not be derived from the private
+        their midpoint (not with ``fit_intercept=False``). A pair is a public bound (free; it must not be derived from the private
         data), applied to every column of a 2-D y; an array gives each column its own pair.
         "auto": the private median of y plus or minus 2.35 private upper quartiles of
         ``|y - median|`` (2.7 standard deviations for normal targets; 4 private median absolute
@@ -179,8 +180,15 @@ class DPRidge(RegressorMixin, DPLinearModel):
         # units. At epsilon=inf (no rule, no clip) one target keeps its units, and the exact
         # solver's absolute tolerance its precision in them; several are scaled as in a private
         # fit, so that a column in large units does not set the solver's stopping point alone.
-        centre = (low + high) / 2.0
-        half = (high - low) / 2.0 if math.isfinite(fit.epsilon) or K > 1 else np.ones(1)
+        # Without an intercept nothing can carry the shift back: the targets keep their origin
+        # (the model passes through it, as Ridge(fit_intercept=False)) and are divided by their
+        # largest bound in magnitude, so they are in [-1, 1] all the same.
+        if self.fit_intercept:
+            centre, half = (low + high) / 2.0, (high - low) / 2.0
+        else:
+            centre, half = np.zeros_like(low), np.maximum(np.abs(low), np.abs(high))
+        if not (math.isfinite(fit.epsilon) or K > 1):
+            half = np.ones(1)
         Y = (np.clip(Y, low, high) - centre) / half
         # The residual clip follows the optimizer (resolved in _fit_problem, "auto" included):
         # its rule's target bound is the largest residual at W = 0, sqrt(K) for K columns in

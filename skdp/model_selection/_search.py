@@ -15,6 +15,7 @@ from .._streams import remember_streams, stream_state
 from .._validation import (
     OPEN_UNIT, POSITIVE, POSITIVE_OR_INF, RANDOM_STATE, check_delta, make_generator,
 )
+from .._row_wise import check_row_wise
 from .._dask import as_dask_inputs, compute, is_dask, predict_blocks, take_rows, unique_labels
 from ..ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge, ledgers_to_charge
 from ..ledger import precheck
@@ -429,49 +430,17 @@ def _probe(n_features, n_rows=12):
     return P
 
 
-def _rows(P, i):
-    return P.iloc[i:i + 1] if hasattr(P, "iloc") else P[i:i + 1]
-
-
-def _dense(Z):
-    Z = Z.toarray() if hasattr(Z, "toarray") else Z
-    return np.asarray(Z, dtype=float)
-
-
-def _transform_rows(step, P):
-    """The fitted step's output on the batch P, and on each row of P alone."""
-    step.fit(P)
-    return step.transform(P), [_dense(step.transform(_rows(P, i))) for i in range(P.shape[0])]
-
-
 def _check_row_wise(name, step, P):
-    """Refuse a step whose transform of a row depends on the other rows of the batch.
+    """Refuse a step whose transform of a row depends on the other rows of the batch
+    (:func:`skdp._row_wise.check_row_wise` on the public probe ``P``, the step fitted on it).
+    Returns the step's output on the probe (the next step's probe)."""
+    step = clone(step)
 
-    Transforming the probe as one batch must give, row by row, what transforming each row
-    alone gives. Returns the step's output on the probe (the next step's probe).
-    """
-    why = None
-    try:
-        with np.errstate(all="ignore"):  # warnings about the synthetic probe are noise
-            batch, alone = _transform_rows(clone(step), P)
-        B = _dense(batch)
-        if B.ndim != 2 or B.shape[0] != P.shape[0] or any(
-            a.shape != (1, B.shape[1]) for a in alone
-        ):
-            why = "its output does not have one row per input row"
-        elif not np.allclose(np.vstack(alone), B, rtol=1e-9, atol=1e-12, equal_nan=True):
-            why = "its output for a row depends on the other rows of the batch"
-    except Exception as exc:  # a step that cannot transform the public probe cannot be checked
-        why = f"it could not be checked on a public synthetic probe ({type(exc).__name__}: {exc})"
-    if why is not None:
-        raise ValueError(
-            f"Pipeline step {name!r} ({type(step).__name__}) is not a row-wise transformation: "
-            f"{why}. Only the skdp estimator is private, so a step before it must transform "
-            "each record on its own (for example Normalizer, or a FunctionTransformer of an "
-            "element-wise function such as np.log1p); apply anything else beforehand, on "
-            "public data"
-        )
-    return batch
+    def transform(Z):
+        step.fit(P)
+        return step.transform(Z)
+
+    return check_row_wise(name, type(step).__name__, transform, P)
 
 
 def _check_stateless_steps(estimator, probe):
