@@ -456,14 +456,22 @@ def column_counts(X, candidates):
     return [CandidateCounts(total[j, 0], total[j, 1], n) for j in range(int(X.shape[1]))]
 
 
+def check_dask_feature_names(estimator, X, reset):
+    """Set (``reset``) or check ``feature_names_in_`` from a dask DataFrame's column names, as
+    ``validate_data`` does for a pandas one (a dask array has none)."""
+    from sklearn.utils.validation import _check_feature_names
+
+    # a dask DataFrame's names are those of its empty pandas frame (_meta): nothing computed
+    _check_feature_names(estimator, getattr(X, "_meta", X), reset=reset)
+
+
 def dask_features(estimator, X, reset):
     """A 2-D numeric dask array, whole rows per chunk, from a dask array or DataFrame; sets
     (``reset``) or checks ``n_features_in_`` and ``feature_names_in_`` as ``validate_data``
     does (the values are checked where the chunks are computed)."""
-    from sklearn.utils.validation import _check_feature_names, _check_n_features
+    from sklearn.utils.validation import _check_n_features
 
-    # a dask DataFrame's names are those of its empty pandas frame (_meta): nothing computed
-    _check_feature_names(estimator, getattr(X, "_meta", X), reset=reset)
+    check_dask_feature_names(estimator, X, reset)
     X = _to_array(X, "X")
     if X.ndim != 2:
         raise ValueError(f"X must be 2-D; got a dask array of shape {X.shape}")

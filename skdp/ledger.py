@@ -285,6 +285,8 @@ def compose(items):
         ``cross_validate`` with a fixed seed), no composition bounds them: the event then
         includes a ``NonPrivateEvent`` (epsilon inf) and a warning says why.
     """
+    if isinstance(items, (PrivacyLedger, DPEvent, PrivacyRecord)) or hasattr(items, "dp_event_"):
+        items = [items]  # one item given alone
     items = list(items)
     events = [e for item in items for e in _as_events(item)]
     if _items_share_a_stream(items):
@@ -857,8 +859,30 @@ class PrivacyLedger:
         ------
         BudgetExceededError
             When the total would pass the ceiling (nothing is recorded then).
+
+        Notes
+        -----
+        Fitted objects given together are compared by their random streams, as
+        :func:`compose` compares them: two that drew from one stream (the same integer
+        ``random_state``) have no composition, so the total becomes infinite (refused by a
+        ledger with a ceiling). They are not compared with the ledger's earlier charges, whose
+        tags are keyed differently, and bare events carry no stream.
         """
         entries = []
+        if _items_share_a_stream(list(items)):
+            message = (
+                f"record: two of the items drew their noise from the same random stream (the "
+                "same integer random_state, or copies of one RandomState or Generator): no "
+                f"composition bounds them, so {self._label()}'s total "
+                + ("would be infinite; nothing was recorded" if not math.isinf(self.epsilon)
+                   else "is now infinite")
+                + ". Fit with random_state=None, or a seed of its own for each fit."
+            )
+            if not math.isinf(self.epsilon):
+                raise BudgetExceededError(message)
+            warn(message, UserWarning)
+            entries.append(LedgerEntry(NonPrivateEvent(), math.inf, 0.0, "record", math.inf,
+                                       0.0, None, os.getpid(), time.time(), label))
         for item in items:
             for sub in (item if isinstance(item, (list, tuple)) else [item]):
                 record = getattr(sub, "privacy_record_", None)

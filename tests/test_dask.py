@@ -827,3 +827,21 @@ def test_chunk_sizes_on_the_synchronous_scheduler_leave_other_threads_configurat
     np.testing.assert_array_equal(sized.compute(scheduler="sync"),
                                   np.arange(-20.0, 20.0).reshape(20, 2)[11:])
     assert seen[:3] == [(True, None)] * 3
+
+
+def test_fit_on_a_dask_dataframe_records_its_column_names():
+    """A dask DataFrame's column names are kept as a pandas one's (``feature_names_in_``), so a
+    frame with its columns in another order is refused at predict instead of mis-read."""
+    dd = pytest.importorskip("dask.dataframe")
+    import pandas as pd
+    from sklearn.base import clone
+
+    X, y2, _, _ = _data()
+    frame = pd.DataFrame(X, columns=["age", "income", "score", "hours"])
+    est = DPLogisticRegression(data_norm=4.0, classes=[0, 1], random_state=0)
+    fitted = clone(est).fit(dd.from_pandas(frame, npartitions=3), y2)
+    np.testing.assert_array_equal(fitted.feature_names_in_,
+                                  clone(est).fit(frame, y2).feature_names_in_)
+    with pytest.raises(ValueError, match="feature names"):
+        fitted.predict(frame[["income", "age", "score", "hours"]])
+    assert not hasattr(clone(est).fit(_lazy(X), y2), "feature_names_in_")

@@ -309,3 +309,16 @@ def test_row_norms_beyond_float64_get_a_clear_error(make):
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(ValueError, match="outside the range skdp fits"):
         make(X, y)
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_epsilon_inf_with_a_generous_public_bound_reaches_the_same_optimum(kind):
+    """At epsilon=inf no row is clipped by a bound far above the rows, so the objective is that
+    of the exact bound: the solver works in units of the rows' own largest norm, and a bound
+    10^8 times larger does not loosen its tolerance (it used to stop at zero)."""
+    X, y = _data(kind)
+    exact = float(np.linalg.norm(X, axis=1).max())
+    fits = [KINDS[kind](epsilon=np.inf, data_norm=bound, intercept_scaling=1.0).fit(X, y)
+            for bound in (exact, 1e8 * exact)]
+    np.testing.assert_allclose(fits[1].coef_, fits[0].coef_, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(fits[1].intercept_, fits[0].intercept_, rtol=1e-6, atol=1e-8)

@@ -379,3 +379,29 @@ def test_fit_search_charges_the_refit_even_when_the_estimator_carries_no_ledger(
             assert math.isclose(ledger.spent(), cost.epsilon, rel_tol=1e-9)
         else:
             assert len(ledger) == 2 * (2 * 2) + 1 and ledger.spent() > cost.epsilon
+
+
+def test_record_of_models_that_share_a_stream_is_not_a_finite_charge():
+    """Two models fitted with one integer random_state, recorded together: no composition
+    bounds them, as compose says; a ledger with a ceiling refuses (nothing recorded), one
+    without becomes infinite. Fresh seeds are recorded as usual."""
+    a, b = (_est(random_state=7, data_norm=1.0).fit(X, Y) for _ in range(2))
+    capped = PrivacyLedger(epsilon=10.0, delta=1e-5)
+    with pytest.raises(BudgetExceededError, match="same random stream"):
+        capped.record(a, b)
+    assert len(capped) == 0
+    open_ended = PrivacyLedger(delta=1e-5)
+    with pytest.warns(UserWarning, match="same random stream"):
+        open_ended.record([a, b])
+    assert open_ended.spent() == math.inf
+    fresh = [_est(data_norm=1.0).fit(X, Y) for _ in range(2)]
+    capped.record(*fresh)
+    assert len(capped) == 2 and math.isfinite(capped.spent())
+
+
+def test_compose_takes_one_item_alone():
+    """compose(ledger) and compose(model) are compose([ledger]) and compose([model])."""
+    ledger = PrivacyLedger(delta=1e-5)
+    with ledger:
+        model = _est(data_norm=1.0).fit(X, Y)
+    assert compose(ledger) == compose([ledger]) and compose(model) == compose([model])

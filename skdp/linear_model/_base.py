@@ -16,7 +16,9 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from sklearn.utils._param_validation import StrOptions
 
 from .._compile_notice import compile_notice
-from .._dask import DaskDesign, as_dask_inputs, as_dask_vector, is_dask
+from .._dask import (
+    DaskDesign, as_dask_inputs, as_dask_vector, check_dask_feature_names, is_dask,
+)
 from .._streams import released_streams, remember_streams
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
@@ -31,7 +33,9 @@ from ..optimizers._base import nonprivate_record
 from ..optimizers._defaults import DUAL_MAX_SNR, budget_rho, prefers_dual, snr
 from ..privacy import ACCOUNTANTS, ComposedEvent, NonPrivateEvent, PrivacyRecord
 from ..progress import check_callback
-from ._bounds import PrivateFit, _row_norms, public_data_norm, resolve_data_norm
+from ._bounds import (
+    PrivateFit, _row_norms, exact_largest_norm, public_data_norm, resolve_data_norm,
+)
 from .._warnings import warn
 
 __all__ = ["DPLinearModel", "clip_rows", "clipped_design"]
@@ -349,6 +353,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
 
     def _validate_X_y(self, X, y, **kwargs):
         if is_dask(X):  # rows that stay on Dask workers (skdp._dask): checked there
+            check_dask_feature_names(self, X, reset=True)
             with _explained_data_errors(self, X):
                 X, y = as_dask_inputs(X, y, kwargs.get("multi_output", False))
             self.n_features_in_ = int(X.shape[1])
@@ -459,6 +464,11 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         # for the step sizes that would otherwise assume every row at the bound
         typical = math.hypot(row_scale, s) if self.fit_intercept else row_scale
         unit = data_norm
+        if not fit.private and norms is None:  # epsilon=inf under a public bound
+            # the units of the rows' own largest norm within it: the solver's tolerance, on the
+            # gradient in those units, is not loosened by the factor of a generous bound
+            top, norms = exact_largest_norm(X, sw)
+            unit = max(min(top, data_norm), ROW_NORM_RANGE[0])
         if is_dask(X):  # the same preparation, chunk by chunk on the workers
             from ..optimizers._loops import check_distributed  # numba: only for Dask fits
 

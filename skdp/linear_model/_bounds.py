@@ -495,6 +495,19 @@ def public_data_norm(param, fit):
     return None
 
 
+def exact_largest_norm(X, sample_weight=None):
+    """``(top, norms)``: the exact largest norm of the rows of positive ``sample_weight`` (1 if
+    there is none or it is 0; a reduction on Dask), and the rows' norms when computed in memory
+    (None for Dask). Not private: for fits at ``epsilon=np.inf`` only."""
+    norms = _row_norms(X)
+    if is_dask(norms):
+        top, computed = dask_max(norms, sample_weight), None
+    else:
+        kept = _weighted_rows(norms, sample_weight)
+        top, computed = (float(kept.max()) if kept.size else 0.0), norms
+    return (top if top > 0 else 1.0), computed
+
+
 def resolve_data_norm(param, X, fit, sample_weight=None):
     """``(data_norm, row_scale, norms)``: the row-norm bound a fit uses, the typical row norm
     that ``intercept_scaling="auto"`` takes, and the rows' norms when they were computed here
@@ -510,16 +523,11 @@ def resolve_data_norm(param, X, fit, sample_weight=None):
     public = public_data_norm(param, fit)
     if public is not None:
         return public, public, None
+    if not fit.private:  # epsilon = inf: the exact bound
+        top, computed = exact_largest_norm(X, sample_weight)
+        return top, top, computed
     norms = _row_norms(X)
     computed = None if is_dask(norms) else norms
-    if not fit.private and is_dask(norms):  # epsilon = inf: the exact bound, a reduction
-        top = dask_max(norms, sample_weight)
-        return ((top, top) if top > 0 else (1.0, 1.0)) + (computed,)
-    if not fit.private:
-        kept = _weighted_rows(norms, sample_weight)
-        top = float(kept.max()) if kept.size else 0.0
-        top = top if top > 0 else 1.0
-        return top, top, computed
     grid = positive_grid(DATA_NORM_GRID_STEP)
     median = max(fit.quantile(norms, 0.5, DATA_NORM_SHARE, 1, grid, "data_norm", DATA_NORM_CELLS),
                  grid[1])
