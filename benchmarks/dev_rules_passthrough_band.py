@@ -41,7 +41,6 @@ The decision rule, written before any cell ran:
 import csv
 import sys
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -138,10 +137,7 @@ def _shard(args):
 
 
 def sweep(out=OUT, cases="cases"):
-    jobs = [(range(len(CASE_LISTS[cases]))[k::2], out.with_name(f"{out.stem}_{k}of2.csv"),
-             cases) for k in range(2)]
-    with ProcessPoolExecutor(2) as pool:
-        list(pool.map(_shard, jobs))
+    spread_rules.in_two_shards(_shard, len(CASE_LISTS[cases]), out, cases)
 
 
 def cells(out):
@@ -161,17 +157,8 @@ def cells(out):
 def passes(table, t):
     """Whether threshold ``t`` passes the rule on ``table``'s cells in [t, 0.5); the mean gain
     per task and the cells that lose beyond the tolerance and two standard errors."""
-    means, losses = {}, []
-    for key, (evidence, _, g) in table.items():
-        if evidence < t:
-            continue
-        task = key[1]
-        se = g.std(ddof=1) / np.sqrt(len(g))
-        means.setdefault(task, []).append(g.mean())
-        if g.mean() < -TOL[task] and g.mean() + 2 * se < 0:
-            losses.append(key)
-    mean = {task: float(np.mean(v)) for task, v in means.items()}
-    return all(v >= 0 for v in mean.values()) and not losses, mean, losses
+    return spread_rules.rule_outcome(
+        {key: g for key, (evidence, _, g) in table.items() if evidence >= t})
 
 
 def table_lines(table, title):
@@ -210,7 +197,7 @@ def report():
         judged = cells(JUDGE)
         lines += [""] + table_lines(judged, "## The judge: two fresh raw-like tables")
         adopt = passes(judged, candidate)[0]
-        lines += ["", f"Decision: PASSTHROUGH_EVIDENCE "
+        lines += ["", "Decision: PASSTHROUGH_EVIDENCE "
                   + (f"becomes {candidate:g}" if adopt else "stays 0.5") + "."]
     OUT.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -33,7 +33,6 @@ The decision rule, written before any cell ran:
 
 import csv
 import sys
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -112,10 +111,7 @@ def _shard(args):
 
 
 def sweep(out=OUT, cases="cases"):
-    jobs = [(range(len(CASE_LISTS[cases]))[k::2], out.with_name(f"{out.stem}_{k}of2.csv"),
-             cases) for k in range(2)]
-    with ProcessPoolExecutor(2) as pool:
-        list(pool.map(_shard, jobs))
+    spread_rules.in_two_shards(_shard, len(CASE_LISTS[cases]), out, cases)
 
 
 def cells(out):
@@ -137,15 +133,7 @@ def gains(scores, share):
 
 def passes(scores, share):
     """(passes, mean gain per task, losing cells) of ``share`` against ``BASE``."""
-    means, losses = {}, []
-    for key, g in gains(scores, share).items():
-        task = key[1]
-        se = g.std(ddof=1) / np.sqrt(len(g))
-        means.setdefault(task, []).append(g.mean())
-        if g.mean() < -TOL[task] and g.mean() + 2 * se < 0:
-            losses.append(key)
-    mean = {task: float(np.mean(v)) for task, v in means.items()}
-    return all(v >= 0 for v in mean.values()) and not losses, mean, losses
+    return spread_rules.rule_outcome(gains(scores, share))
 
 
 def table_lines(scores, title):

@@ -271,11 +271,32 @@ def _shard(args):
 CASE_LISTS = {"cases": CASES, "judge": JUDGE_CASES, "judge3": JUDGE3_CASES}
 
 
-def sweep(out=OUT, cases="cases", spreads=SPREADS):
-    jobs = [(range(len(CASE_LISTS[cases]))[k::2], out.with_name(f"{out.stem}_{k}of2.csv"),
-             cases, spreads) for k in range(2)]
+def in_two_shards(shard, n_cases, out, *args):
+    """Run ``shard((case indices, csv path, *args))`` over two processes, the cases dealt
+    alternately, each writing ``<out stem>_<k>of2.csv``."""
+    jobs = [(range(n_cases)[k::2], out.with_name(f"{out.stem}_{k}of2.csv"), *args)
+            for k in range(2)]
     with ProcessPoolExecutor(2) as pool:
-        list(pool.map(_shard, jobs))
+        list(pool.map(shard, jobs))
+
+
+def rule_outcome(gains):
+    """The decision rule's test on ``{(dataset, task, n, eps): paired gains per seed}``:
+    (passes, mean gain per task, the cells losing more than the task's tolerance with their
+    mean gap more than two standard errors below zero)."""
+    means, losses = {}, []
+    for key, g in gains.items():
+        task = key[1]
+        se = g.std(ddof=1) / np.sqrt(len(g))
+        means.setdefault(task, []).append(g.mean())
+        if g.mean() < -TOL[task] and g.mean() + 2 * se < 0:
+            losses.append(key)
+    mean = {task: float(np.mean(v)) for task, v in means.items()}
+    return all(v >= 0 for v in mean.values()) and not losses, mean, losses
+
+
+def sweep(out=OUT, cases="cases", spreads=SPREADS):
+    in_two_shards(_shard, len(CASE_LISTS[cases]), out, cases, spreads)
 
 
 SECOND = OUT.with_name(f"{OUT.stem}_s2.csv")
