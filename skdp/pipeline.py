@@ -28,10 +28,12 @@ import math
 import numbers
 
 from sklearn.compose import ColumnTransformer
+from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import FeatureUnion, Pipeline
-from sklearn.utils.validation import _num_samples
+from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._dask import is_dask
+from ._fit_state import keeps_state_on_error
 from ._row_wise import check_row_wise, rows_of
 from ._streams import remember_streams
 from ._validation import OPEN_UNIT, POSITIVE_OR_INF, check_delta, check_epsilon
@@ -502,6 +504,7 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
         self.budget_shares_ = {p: shares[p] for p, _ in private}
 
     # -- fitting -----------------------------------------------------------------------------------
+    @keeps_state_on_error
     def fit(self, X, y=None, **params):
         """Fit every step under the pipeline's one budget (see the class docstring).
 
@@ -521,6 +524,7 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
             super().fit(X, y, **params)
         return self
 
+    @keeps_state_on_error
     def fit_transform(self, X, y=None, **params):
         """Fit under the pipeline's budget, then transform X (the final step is a transformer)."""
         self._validate_params()
@@ -534,7 +538,20 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
         return self.predict(X)
 
     def __sklearn_is_fitted__(self):
-        return hasattr(self, "dp_event_")
+        """Fitted when the pipeline was (its record exists), or when every step is: a slice of
+        a fitted pipeline (``pipe[:-1]``) is a new PrivatePipeline that shares the fitted steps
+        but not the record. Every step, not only the last as for ``Pipeline``: an unfitted
+        pipeline whose last step is stateless is not fitted."""
+        if hasattr(self, "dp_event_"):
+            return True
+        for _, step in self.steps:
+            if step is None or (isinstance(step, str) and step == "passthrough"):
+                continue
+            try:
+                check_is_fitted(step)
+            except NotFittedError:
+                return False
+        return True
 
 
 def make_private_pipeline(*steps, epsilon=1.0, delta=None, weights=None, ledger=None,

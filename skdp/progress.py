@@ -39,7 +39,9 @@ class FitProgress:
         Epsilon spent by the steps done so far at ``delta`` (non-decreasing; at the last call
         the fit's ``epsilon_``). The intermediate values come from the RDP accountant on its
         grid of orders (cheap and valid, a little above what ``accountant="pld"`` or a refined
-        order would give), capped by the whole fit's epsilon, which covers every prefix.
+        order would give), capped by the whole fit's epsilon, which covers every prefix. After
+        private bounds they add the bounds' pure epsilon, capped by the fit's budget, and the
+        last call (the exact composition) can be a little lower than the one before it.
     delta : float
         The delta of the fit's guarantee (0 for pure-DP mechanisms).
     """

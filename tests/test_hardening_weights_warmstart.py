@@ -111,7 +111,8 @@ def test_problem_checks_the_weights_it_really_uses():
 
 class _FitChain:
     """``fit(X, y)`` runs ``est.set_params(**p).fit(X, y, sample_weight=w)`` for each ``p`` of
-    ``steps`` (a warm-start chain when ``est.warm_start``); the rest is the estimator's.
+    ``steps`` (a warm-start chain when ``est.warm_start``), or ``p(est, X, y)`` for a callable
+    ``p`` (a change of the fitted model between two fits); the rest is the estimator's.
     For :func:`audit_estimator`, whose fits take no extra arguments."""
 
     def __init__(self, est, steps=({},), sample_weight=None):
@@ -121,7 +122,10 @@ class _FitChain:
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*warm-started from a model that is not")
             for params in self.steps:
-                self.est.set_params(**params).fit(X, y, sample_weight=self.sample_weight)
+                if callable(params):
+                    params(self.est, X, y)
+                else:
+                    self.est.set_params(**params).fit(X, y, sample_weight=self.sample_weight)
         return self
 
     def __getattr__(self, name):
@@ -378,6 +382,41 @@ def test_warm_start_from_coefficients_set_by_hand_is_not_private():
     assert est.epsilon_ == math.inf
 
 
+@pytest.mark.parametrize("change", ["assigned", "in place", "intercept"])
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPRidge, skdp.DPLinearSVC])
+def test_warm_start_from_coefficients_changed_after_the_fit_is_not_private(cls, change):
+    """The record covers the model its fit released, not coefficients set over it since: each
+    fit keeps a digest of what it released, and a warm start from anything else is not private
+    (before session 56 the chain reported the composition of the two fits, 1.46 here)."""
+    X, y = _data()
+    public = {**PUBLIC, **({"y_bounds": (0.0, 1.0)} if cls is DPRidge else {})}
+    est = cls(**public, optimizer="dp_gdws", warm_start=True, epsilon=1.0).fit(X, y)
+    if change == "assigned":  # a non-private model of the same data, fitted outside skdp
+        est.coef_ = clone(est).set_params(epsilon=np.inf, warm_start=False).fit(X, y).coef_
+    elif change == "in place":
+        est.coef_ *= 1.0 + 1e-12
+    else:
+        est.intercept_ = est.intercept_ + 1e-9
+    with pytest.warns(UserWarning, match="not private"):
+        est.fit(X, y)
+    assert est.epsilon_ == math.inf
+    # an unchanged model is a valid start: the chain composes
+    fresh = cls(**public, optimizer="dp_gdws", warm_start=True, epsilon=1.0).fit(X, y)
+    fresh.fit(X, y)
+    assert math.isfinite(fresh.epsilon_) and fresh.epsilon_ > 1.0
+
+
+def test_warm_start_from_an_unpickled_model_keeps_its_chain():
+    """The digest travels with the model: a pickled copy warm-starts as the original would."""
+    import pickle
+
+    X, y = _data()
+    est = DPLogisticRegression(**PUBLIC, optimizer="dp_gdws", warm_start=True).fit(X, y)
+    copy = pickle.loads(pickle.dumps(est))
+    copy.fit(X, y)  # random_state=None: fresh randomness, a finite composition
+    assert math.isfinite(copy.epsilon_) and copy.epsilon_ > est.epsilon_
+
+
 def test_warm_start_at_epsilon_inf_is_silent():
     X, y = _data()
     est = DPLogisticRegression(**PUBLIC, epsilon=np.inf, optimizer="dp_gdws", warm_start=True).fit(X, y)
@@ -387,12 +426,12 @@ def test_warm_start_at_epsilon_inf_is_silent():
     assert est.epsilon_ == math.inf
 
 
-def _warm_audit(name, first, second, n_fits=150, random_state=1, dask=False):
+def _warm_audit(name, first, second, n_fits=150, random_state=1, dask=False, between=()):
     c = _canary()
 
     def factory(seed):  # each fit of the chain draws its own noise (a seed of its own)
         return _FitChain(_ridge(name, warm_start=True, random_state=seed),
-                         (first, {"random_state": (seed + 1_000_003) % 2**32, **second}))
+                         (first, *between, {"random_state": (seed + 1_000_003) % 2**32, **second}))
 
     if not dask:
         return audit_estimator(factory, c.X, c.y, c.index, n_fits=n_fits,
@@ -426,6 +465,25 @@ def test_audit_warm_start_from_a_nonprivate_model(name):
     assert not res.violated, res.summary()
     assert res.claimed_epsilon == math.inf
     assert res.epsilon_lower_bound > 0.05, res.summary()  # the last fit alone is refuted
+
+
+def _nonprivate_coefficients(est, X, y):
+    """Set the fitted model's coefficients to the non-private optimum on the same data."""
+    est.coef_ = clone(est).set_params(epsilon=np.inf, warm_start=False).fit(X, y).coef_
+
+
+@pytest.mark.parametrize("name", _WARM_AUDITED)
+def test_audit_warm_start_from_coefficients_changed_after_a_private_fit(name):
+    """A private fit at 0.25, its coef_ then replaced by the non-private optimum on the same
+    data, then a one-step fit at 0.05 from it. Before session 56 the chain claimed the
+    composition of its two fits (0.257) and this audit measured 2.99 against it for both
+    optimizers; the changed start is now caught by the digest of the released model, so no
+    privacy is claimed."""
+    second = {"epsilon": 0.05, "optimizer": get_optimizer_class(name)(max_iter=1)}
+    res = _warm_audit(name, {"epsilon": 0.25}, second, between=(_nonprivate_coefficients,))
+    assert not res.violated, res.summary()
+    assert res.claimed_epsilon == math.inf
+    assert res.epsilon_lower_bound > 0.26, res.summary()  # the composed claim is refuted
 
 
 @pytest.mark.parametrize("name", _WARM_AUDITED)

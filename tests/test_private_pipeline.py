@@ -470,6 +470,32 @@ def test_clone_pickle_and_grid_search():
     assert search.best_estimator_.epsilon_ <= search.best_params_["epsilon"]
 
 
+def test_slice_of_a_fitted_pipeline_is_fitted():
+    """pipe[:-1] is a new PrivatePipeline sharing the fitted steps but not the record: it is
+    fitted because its steps are (as a slice of a scikit-learn Pipeline is); an unfitted
+    pipeline, or one whose last step is stateless but whose scaler is unfitted, is not."""
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    X, y = _frame(600)
+    num = X[["age", "income", "gain"]].to_numpy()
+    pipe = make_private_pipeline(PrivateRobustScaler(random_state=0),
+                                 DPLogisticRegression(random_state=0), epsilon=1.0, delta=DELTA)
+    with pytest.raises(NotFittedError):
+        pipe.predict(num)
+    with pytest.raises(NotFittedError):
+        pipe[:-1].transform(num)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(make_private_pipeline(PrivateRobustScaler(), FunctionTransformer()))
+    pipe.fit(num, y)
+    head = pipe[:-1]
+    check_is_fitted(head)
+    np.testing.assert_array_equal(head.transform(num), pipe[0].transform(num))
+    assert not hasattr(head, "epsilon_")  # the slice claims no record of its own
+    with pytest.raises(NotFittedError):
+        clone(pipe)[:-1].transform(num)
+
+
 def test_private_search_cv_with_a_private_pipeline():
     from skdp.model_selection import PrivateSearchCV
 

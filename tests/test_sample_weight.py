@@ -57,6 +57,24 @@ def test_weights_are_clipped_to_max_sample_weight():
     assert w[0] == 50.0  # the caller's array is untouched
 
 
+def test_weights_clipped_without_privacy_warn():
+    """At epsilon=inf a clipped weight is silently another objective (the weighted fit of
+    scikit-learn needs max_sample_weight at least the weights); a private fit says nothing
+    (the warning would tell whether a weight exceeds the bound)."""
+    import warnings
+
+    X, y = _data(DPLogisticRegression)
+    w = np.ones(len(y))
+    w[:10] = 3.0
+    with pytest.warns(UserWarning, match="max_sample_weight=1 .up to 3."):
+        DPLogisticRegression(epsilon=np.inf).fit(X, y, sample_weight=w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        DPLogisticRegression(epsilon=np.inf, max_sample_weight=3.0).fit(X, y, sample_weight=w)
+        DPLogisticRegression(epsilon=1.0, data_norm=2.0, random_state=0).fit(
+            X, y, sample_weight=w)
+
+
 @pytest.mark.parametrize("name", available_optimizers())
 def test_max_sample_weight_scales_the_sensitivity_not_the_epsilon(name):
     X, y = _data(DPLogisticRegression)

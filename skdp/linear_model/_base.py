@@ -5,6 +5,8 @@ No numerics live here beyond preparing the clipped design matrix; the optimizer 
 
 from contextlib import contextmanager
 from dataclasses import replace
+import functools
+import hashlib
 import inspect
 import math
 
@@ -19,6 +21,7 @@ from .._compile_notice import compile_notice
 from .._dask import (
     DaskDesign, as_dask_inputs, as_dask_vector, check_dask_feature_names, is_dask,
 )
+from .._fit_state import restored_on_error
 from .._streams import released_streams, remember_streams
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
@@ -56,6 +59,41 @@ _ALLOW_ZERO_WEIGHTS = (
 #: The row-norm bounds a fit accepts (public or released): the fit works in units of the bound,
 #: and its square must stay a normal float64
 ROW_NORM_RANGE = (1e-100, 1e100)
+
+def release_digest(coef, intercept):
+    """A digest of a model's ``coef_`` and ``intercept_`` (shapes and float64 bytes).
+
+    Kept by every fit for the model it released, so that a warm start can tell the released
+    model from one whose coefficients were set or changed by hand since (whose origin, and so
+    whose privacy, is unknown).
+    """
+    h = hashlib.blake2b(digest_size=16)
+    for part in (coef, intercept):
+        part = np.ascontiguousarray(np.asarray(part, dtype=np.float64))
+        h.update(repr(part.shape).encode())
+        h.update(part.tobytes())
+    return h.hexdigest()
+
+
+#: The attribute that holds :func:`release_digest` of the model a fit released.
+RELEASE_DIGEST = "_skdp_release_digest"
+
+
+def releases_model(fit):
+    """Decorator of the estimators' ``fit``: a fit that raises leaves the estimator as it was
+    (:class:`~skdp._fit_state.restored_on_error`: no private bound, class list or coefficient
+    computed on the way stays behind uncharged); one that returns keeps the digest of the model
+    it released (:func:`release_digest`), which a warm start checks."""
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        with restored_on_error(self):
+            fitted = fit(self, *args, **kwargs)
+            setattr(self, RELEASE_DIGEST, release_digest(self.coef_, self.intercept_))
+        return fitted
+
+    return wrapper
+
 
 def warm_started_record(start, record, delta, accountant, shared_stream=False):
     """The record of a model fitted (``record``) from the earlier release described by ``start``.
@@ -392,12 +430,23 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         sw = _check_sample_weight(
             sample_weight, X, dtype=np.float64, ensure_non_negative=True, **_ALLOW_ZERO_WEIGHTS
         )
-        if not math.isfinite(check_epsilon(self.epsilon)) and not np.any(sw > 0):
+        if not math.isfinite(check_epsilon(self.epsilon)):
             # Only without privacy: under DP an all-zero weight vector is a valid data set (all
-            # null records), and refusing it would reveal that none of the weights is positive.
-            raise ValueError(
-                "sample_weight must contain at least one non-zero number; all weights are zero"
-            )
+            # null records), and refusing it (or warning of clipped weights) would reveal
+            # something of the weights.
+            if not np.any(sw > 0):
+                raise ValueError(
+                    "sample_weight must contain at least one non-zero number; all weights are "
+                    "zero"
+                )
+            if np.any(sw > M):
+                warn(
+                    f"{type(self).__name__}: sample_weight has weights above "
+                    f"max_sample_weight={M:g} (up to {float(sw.max()):g}), clipped to it: the fit "
+                    "is not that of the weighted objective. Pass max_sample_weight at least the "
+                    "largest weight (a public bound, under privacy).",
+                    UserWarning,
+                )
         return np.clip(sw, 0.0, M)
 
     # -- the fit ------------------------------------------------------------------------------
@@ -542,8 +591,9 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         elif private and not math.isfinite(record.epsilon):
             warn(
                 f"{source} was warm-started from a model that is not private (fitted with "
-                "epsilon=inf, or with coef_ set by hand): the released model is not private "
-                "either, epsilon_ = inf. Use warm_start=False for a private model.",
+                "epsilon=inf, or with coef_ or intercept_ set or changed by hand since its fit): "
+                "the released model is not private either, epsilon_ = inf. Use "
+                "warm_start=False for a private model.",
                 UserWarning,
             )
         self.privacy_record_ = record
@@ -606,11 +656,17 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     def _warm_start_record(self):
         """The privacy record of the fitted model a warm start starts from.
 
-        A model whose ``coef_`` was not released by a skdp fit (set by hand) has no record: its
-        origin is unknown, so it counts as a non-private release.
+        A model whose ``coef_`` or ``intercept_`` was not released by a skdp fit (set by hand on
+        an unfitted estimator, or set or changed after the fit: the digest the fit kept no
+        longer matches) is not what the record covers: its origin is unknown, so it counts as a
+        non-private release.
         """
         record = getattr(self, "privacy_record_", None)
-        return record if isinstance(record, PrivacyRecord) else nonprivate_record(0)
+        released = getattr(self, RELEASE_DIGEST, None)
+        if (not isinstance(record, PrivacyRecord)
+                or released != release_digest(self.coef_, self.intercept_)):
+            return nonprivate_record(0)
+        return record
 
     def _split_coef(self, W):
         """(coef (K, d), intercept (K,)) in the original feature space from W of shape (p, K)."""

@@ -6,7 +6,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 
 from .._validation import POSITIVE
 from ..losses import get_loss
-from ._base import DPLinearModel
+from ._base import DPLinearModel, releases_model
 from ._classifier import encode_labels, resolve_classes
 from ._docs import fill
 
@@ -99,6 +99,7 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         self.max_iter = max_iter
         self.tol = tol
 
+    @releases_model
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.

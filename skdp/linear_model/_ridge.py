@@ -8,7 +8,7 @@ from sklearn.base import RegressorMixin, _fit_context
 from .._validation import AUTO, POSITIVE, check_positive
 from ..losses import get_loss
 from ..optimizers._defaults import budget_rho, prefers_accelerated_ridge, ridge_fallback
-from ._base import DPLinearModel
+from ._base import DPLinearModel, releases_model
 from ._bounds import PrivateFit, check_y_bounds, resolve_target_bounds
 from ._docs import fill
 
@@ -131,6 +131,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
         self.max_iter = max_iter
         self.tol = tol
 
+    @releases_model
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.

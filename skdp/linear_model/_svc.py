@@ -6,7 +6,7 @@ from sklearn.utils._param_validation import StrOptions
 from .._validation import POSITIVE, check_positive
 from ..losses import get_loss
 from ..optimizers._defaults import SVC_DUAL_MAX_SNR
-from ._base import DPLinearModel
+from ._base import DPLinearModel, releases_model
 from ._classifier import encode_labels, resolve_classes
 from ._docs import fill
 
@@ -103,6 +103,7 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         self.max_iter = max_iter
         self.tol = tol
 
+    @releases_model
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y, sample_weight=None):
         """Fit the model privately.

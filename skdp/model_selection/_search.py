@@ -11,6 +11,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
+from .._fit_state import keeps_state_on_error
 from .._streams import remember_streams, stream_state
 from .._validation import (
     OPEN_UNIT, POSITIVE, POSITIVE_OR_INF, RANDOM_STATE, check_delta, make_generator,
@@ -230,6 +231,7 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         self._validate_params()
 
     # -- the search -----------------------------------------------------------------------------
+    @keeps_state_on_error
     def fit(self, X, y):
         """Run the private search.
 

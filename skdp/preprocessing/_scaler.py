@@ -10,6 +10,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask import column_counts, compute, dask_features, is_dask, map_rows
+from .._fit_state import keeps_state_on_error
 from .._validation import OPEN_UNIT, POSITIVE_OR_INF, RANDOM_STATE
 from ..ledger import PrivacyLedger
 from ..privacy import ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent
@@ -284,6 +285,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
             raise ValueError("grid must be a strictly increasing 1-D array of at least 2 values")
         return q_lo / 100.0, q_hi / 100.0, float(fence), bounds, grid
 
+    @keeps_state_on_error
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y=None):
         """Release the per-feature bounds.

@@ -1,0 +1,156 @@
+"""A fit that raises leaves the estimator as it was (session 56, found by an exploratory pass).
+
+A fit computes things from the private data before it can fail: the private row bound and
+intercept scaling (``data_norm="auto"``), DPRidge's private target range, the class list, the
+resolved optimizer. A refused fit charges nothing ("nothing was released"), so none of these may
+stay on the estimator: before the fix a refused DPRidge kept ``y_bounds_`` (a private release of
+the targets, uncharged), and a failed warm start replaced ``data_norm_`` and ``classes_`` of the
+fitted model with values read from the new data, leaving a model that no longer predicted.
+"""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+from skdp import DPLinearSVC, DPLogisticRegression, DPNAGOpt, DPRidge, PrivacyLedger
+
+
+def _data(n=400, d=5, classes=2, seed=0):
+    X, y = make_classification(n_samples=n, n_features=d, n_informative=3, n_classes=classes,
+                               random_state=seed)
+    return X * 7.0, y
+
+
+def _fitted_attributes(est):
+    return {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}
+
+
+def _same_state(before, est):
+    """``est``'s attributes are those of the snapshot ``before`` (arrays equal, others the
+    same objects or equal copies)."""
+    after = dict(vars(est))
+    assert after.keys() == before.keys()
+    for key, value in before.items():
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(after[key], value, err_msg=key)
+        else:
+            assert after[key] is value or after[key] == value, key
+
+
+# mini-batches of dp_nag_opt read the privately bounded problem and are not zCDP: with a
+# private row bound the fit is refused after the bound was drawn
+_REFUSED = {"optimizer": DPNAGOpt(batch_size=8)}
+
+
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPLinearSVC, DPRidge])
+def test_a_refused_fit_leaves_no_private_estimate(cls):
+    X, y = _data()
+    ledger = PrivacyLedger()
+    est = cls(epsilon=1.0, ledger=ledger, **_REFUSED)
+    with pytest.raises(ValueError, match="nothing was released"):
+        est.fit(X, y)
+    assert _fitted_attributes(est) == set()  # no data_norm_, y_bounds_, classes_, optimizer_
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+    assert len(ledger) == 0
+
+
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPRidge])
+def test_a_failed_warm_start_keeps_the_fitted_model(cls):
+    """The second fit, on data with another number of columns, draws a private row bound from
+    it and then refuses to start from the fitted model: the model stays the first fit's."""
+    X, y = _data()
+    est = cls(epsilon=1.0, warm_start=True).fit(X, y)
+    before = dict(vars(est))
+    predictions = est.predict(X)
+    X2, y2 = _data(d=6, seed=1)
+    with pytest.raises(ValueError, match="warm_start=True: the fitted coef_ has shape"):
+        est.fit(X2 * 50.0, y2)
+    _same_state(before, est)
+    np.testing.assert_array_equal(est.predict(X), predictions)
+
+
+def test_a_failed_multiclass_warm_start_keeps_the_classes():
+    X, y = _data(classes=3)
+    labels = np.array(["x", "y", "z"])[y]
+    est = DPLogisticRegression(epsilon=1.0, warm_start=True).fit(X, labels)
+    before = dict(vars(est))
+    with pytest.raises(ValueError, match="warm_start=True"):
+        est.fit(X, np.where(labels == "z", "x", labels))  # two classes now
+    _same_state(before, est)
+    assert set(est.predict(X)) <= {"x", "y", "z"}
+
+
+def test_a_successful_fit_still_replaces_the_model():
+    """The restore acts on failures only: a second cold fit on other data replaces everything."""
+    X, y = _data()
+    est = DPLogisticRegression(epsilon=1.0).fit(X, y)
+    first = est.data_norm_
+    X2, y2 = _data(d=6, seed=1)
+    est.fit(X2 * 50.0, y2)
+    assert est.n_features_in_ == 6 and est.data_norm_ != first
+
+
+class _RefitFails(DPLogisticRegression):
+    """Fits the search's training part (and its plans, on synthetic data); raises on the whole
+    data set of :func:`_data` (the refit)."""
+
+    def fit(self, X, y, sample_weight=None):
+        if X.shape[0] == 600 and np.array_equal(X, _data(n=600)[0]):
+            raise RuntimeError("the refit failed")
+        return super().fit(X, y, sample_weight=sample_weight)
+
+
+def test_a_failed_private_search_leaves_no_partial_results():
+    """A search whose refit raises after its runs: the results set before the refit (the
+    candidates, the classes read from y) do not stay on it; the ledger keeps the search's
+    charge, made before any run (an over-statement, never an under-statement)."""
+    from skdp.model_selection import PrivateSearchCV
+
+    X, y = _data(n=600)
+    ledger = PrivacyLedger()
+    search = PrivateSearchCV(_RefitFails(data_norm=10.0), {"C": [0.1, 1.0]}, n_iter=3,
+                             refit=True, ledger=ledger, random_state=0)
+    with pytest.raises(RuntimeError, match="the refit failed"):
+        search.fit(X, y)
+    assert _fitted_attributes(search) == set()
+    assert len(ledger) == 1
+
+
+def test_a_failed_scaler_fit_on_dask_leaves_no_partial_state():
+    """On Dask the scaler finds a NaN only while it counts the cells, after it has set part of
+    its state: the failed fit leaves the scaler as it was (here: unfitted)."""
+    da = pytest.importorskip("dask.array")
+    from skdp.preprocessing import PrivateRobustScaler
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(3000, 3)) * 5.0
+    X[2000, 2] = np.nan
+    scaler = PrivateRobustScaler(epsilon=1.0)
+    with pytest.raises(ValueError, match="NaN"):
+        scaler.fit(da.from_array(X, chunks=(1000, 3)))
+    assert _fitted_attributes(scaler) == set()
+
+
+@pytest.mark.parametrize("method", ["fit", "fit_transform"])
+def test_a_refused_pipeline_fit_leaves_no_fitted_step(method):
+    """The scaler's private quantiles are released inside the pipeline's fit and charged with
+    its one charge at the end: when the last step refuses, nothing is charged, so the scaler
+    must not keep them (before the fix it did, readable as ``pipe[0].quantiles_``)."""
+    from sklearn.preprocessing import FunctionTransformer
+
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import PrivateRobustScaler
+
+    X, y = _data(n=2000)
+    ledger = PrivacyLedger()
+    last = (DPLogisticRegression(**_REFUSED) if method == "fit"
+            else FunctionTransformer(lambda Z: Z[:, :1] / 0.0 if Z.shape[0] > 1 else Z))
+    pipe = make_private_pipeline(PrivateRobustScaler(), last, epsilon=1.0, ledger=ledger)
+    with pytest.raises(ValueError):
+        getattr(pipe, method)(X, y)
+    assert _fitted_attributes(pipe) == set()
+    assert _fitted_attributes(pipe[0]) == set()
+    assert len(ledger) == 0
