@@ -694,6 +694,65 @@ def test_pure_dp_optimizer_gets_basic_composition():
     assert target == pytest.approx(1.0 - em, rel=1e-5)
     assert est.epsilon_ <= 1.0
     assert est.dp_event_.pure_epsilon() <= 1.0  # pure DP within epsilon (delta 0 suffices)
+    assert est.delta_ == 0.0
+
+
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPRidge])
+def test_full_batch_laplace_after_private_bounds_is_pure_dp_within_epsilon(cls):
+    """mechanism="laplace" asks for pure DP. In full batch its composition with the bounds is
+    within (epsilon, delta) by the RDP conversion at the zCDP remainder, and until session 56
+    that was what the fit reported: (0.46, 1e-5) at epsilon 1, a pure epsilon of 1.10. Where
+    the bounds' pure epsilon leaves the steps at least half the budget
+    (``PURE_PRIOR_MAX_SHARE``), the steps now get what it leaves and the fit is reported as
+    pure DP (delta 0), as the same optimizer is under public bounds; otherwise it is
+    (epsilon, delta)-DP and warns. DPRidge's target bounds at 442 rows cost more than half at
+    epsilon 0.3 and 1, so both branches run."""
+    from skdp.linear_model._bounds import PURE_PRIOR_MAX_SHARE
+    from skdp.optimizers.dp_gdws import DPGDWS
+    from skdp.privacy import ComposedEvent
+
+    X, y = (load_breast_cancer(return_X_y=True) if cls is DPLogisticRegression
+            else load_diabetes(return_X_y=True))
+    branches = set()
+    for epsilon in (0.3, 1.0, 3.0):
+        # (DPRidge's default step count reads the released bounds: a fixed one, or refused)
+        est = cls(epsilon=epsilon, delta=DELTA, random_state=0,
+                  optimizer=DPGDWS(mechanism="laplace", max_iter=20))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            est.fit(X, y)
+        bounds_pure = ComposedEvent(est.dp_event_.events[:-1]).pure_epsilon()
+        pure = bounds_pure <= PURE_PRIOR_MAX_SHARE * epsilon
+        branches.add(pure)
+        assert any("not pure DP" in str(w.message) for w in caught) is not pure
+        if pure:
+            assert est.delta_ == 0.0
+            assert est.dp_event_.pure_epsilon() <= epsilon
+            assert est.epsilon_ == pytest.approx(epsilon, rel=1e-5)  # no budget left unused
+            assert est.epsilon_ == est.dp_event_.pure_epsilon()
+        else:
+            assert est.delta_ == DELTA and est.epsilon_ <= epsilon
+    assert branches == ({True} if cls is DPLogisticRegression else {True, False})
+
+
+def test_laplace_after_releases_too_costly_in_pure_epsilon_is_approximate_dp_with_a_warning():
+    """A scaler's quantiles of 30 features are cheap in zCDP but not in pure epsilon (1.47 of
+    the budget 1 here): pure DP is out of reach (refused until this rule), so the fit is
+    (epsilon, delta)-DP, as before session 56, and says so."""
+    from skdp.optimizers.dp_gdws import DPGDWS
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import PrivateRobustScaler
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X, y = np.vstack([X] * 4), np.concatenate([y] * 4)
+    pipe = make_private_pipeline(PrivateRobustScaler(),
+                                 DPLogisticRegression(optimizer=DPGDWS(mechanism="laplace")),
+                                 epsilon=1.0, delta=DELTA)
+    with pytest.warns(UserWarning, match="not pure DP"):
+        pipe.fit(X, y)
+    assert not pipe[0].passthrough_  # the scaler released its quantiles
+    assert pipe.delta_ == DELTA and pipe.epsilon_ <= 1.0
+    assert pipe.dp_event_.pure_epsilon() > 1.0
 
 
 def test_pld_accountant_with_private_bounds_accounts_with_rdp():

@@ -211,6 +211,13 @@ def bound_share(share, n, count, n_candidates, rho, q=0.5):
 #: Margin kept below the target epsilon when a fit has to be redone with less budget.
 _REFIT_MARGIN = 1e-9
 
+#: A pure-DP optimizer (``mechanism="laplace"``) after pure-DP releases (private bounds, a
+#: pipeline's scaler) stays pure DP when their pure epsilon is at most this share of the
+#: budget, leaving its steps at least half; above it (many releases that are cheap in zCDP but
+#: not in pure epsilon: a scaler's quantiles of 30 features) the fit is (epsilon, delta)-DP, with
+#: a warning. Both the share and the decision are public.
+PURE_PRIOR_MAX_SHARE = 0.5
+
 
 @dataclass(frozen=True)
 class PipelinePlan:
@@ -337,8 +344,9 @@ class PrivateFit:
                                                             callback_every, prior_pure)
             spent = compute_epsilon(composed, self.delta, accountant)
             last = result.extras.pop("_skdp_last_progress", [])
+            pure = False
         else:
-            result, composed, budget, spent, last = self._solve_fixed_event(
+            result, composed, budget, spent, last, pure = self._solve_fixed_event(
                 optimizer, problem, prior, callback, callback_every, prior_pure, accountant
             )
         opt = result.record
@@ -350,7 +358,7 @@ class PrivateFit:
             "preprocessing_events": self.n_prior,
         })
         record = PrivacyRecord.from_event(
-            composed, self.delta, accountant, mechanism=opt.mechanism,
+            composed, 0.0 if pure else self.delta, accountant, mechanism=opt.mechanism,
             noise_multiplier=opt.noise_multiplier, sensitivity=opt.sensitivity,
             n_steps=opt.n_steps, sampling=opt.sampling, details=details,
         )
@@ -366,6 +374,8 @@ class PrivateFit:
         on the released bounds): plain composition of two fixed events. A refit with less (the
         first model discarded, never released) depends on these public events only."""
         target = remaining_epsilon(prior, self.epsilon, self.delta)
+        # (a public decision: the releases' pure epsilon is a function of the plan)
+        pure_possible = prior_pure is not None and prior_pure <= PURE_PRIOR_MAX_SHARE * self.epsilon
         for attempt in range(3):
             budget = Budget(epsilon=target, delta=self.delta, accountant=accountant)
             wrapped, last = self._wrap(callback, prior_pure)
@@ -374,7 +384,11 @@ class PrivateFit:
             )
             event = result.record.event
             composed = ComposedEvent(tuple(self.events) + (event,))
-            spent = compute_epsilon(composed, self.delta, accountant)
+            # a pure-DP optimizer (its own record at delta 0) after pure-DP releases stays pure
+            # DP within epsilon (what mechanism="laplace" asks for), not merely within
+            # (epsilon, delta) by the RDP conversion, where that leaves its steps enough
+            pure = pure_possible and result.record.delta == 0.0
+            spent = compute_epsilon(composed, 0.0 if pure else self.delta, accountant)
             if spent <= self.epsilon:
                 break
             # Not a zCDP event: refitted with less, first with the bounds' RDP at the
@@ -391,7 +405,19 @@ class PrivateFit:
                     f"epsilon={self.epsilon:.4g} for this optimizer; give public bounds, a "
                     "larger epsilon or a smaller preprocessing share"
                 )
-        return result, composed, budget, spent, last
+        if result.record.delta == 0.0 and not pure:
+            warn(
+                f"{self.source}: a pure-DP optimizer (Laplace noise) after private releases "
+                "(bounds, preprocessing) "
+                + ("without a pure-DP guarantee" if prior_pure is None else
+                   f"whose pure epsilon {prior_pure:.3g} is over {PURE_PRIOR_MAX_SHARE:g} of "
+                   f"epsilon={self.epsilon:.4g}")
+                + f": the fit is DP within epsilon={self.epsilon:.4g} at delta={self.delta:.3g}"
+                ", not pure DP. Give public bounds (and no private preprocessing) for a pure-DP "
+                "fit.",
+                UserWarning,
+            )
+        return result, composed, budget, spent, last, pure
 
     def _solve_adaptive(self, optimizer, problem, prior, callback, callback_every, prior_pure):
         """An optimizer whose event may depend on the problem's constants, hence on the bounds
