@@ -106,9 +106,13 @@ plt.show()
 
 # %%
 # Each fit's privacy event is a Rényi-DP curve, so the events compose without fixing a delta per
-# fit; the delta of the search is chosen once, for the composition. Note also that the search
-# picked the largest epsilon, as it always will: a grid over epsilon shows the utility you get
-# at each budget, it is not a way to choose the budget, which is a policy decision made first.
+# fit; the delta of the search is chosen once, for the composition. Note also which epsilon the
+# search picked. A larger budget means less noise, so the largest epsilon wins more often than
+# any other, but not always: the fits, and so their cross-validated scores, are noisy, and the
+# accuracy levels off above epsilon 2 (in 40 runs of this search, 4.0 won 24 times, 2.0 14 times
+# and 1.0 twice). Whichever it returns, the search is charged for every candidate, the largest
+# epsilon included: a grid over epsilon shows the utility you get at each budget, it is not a
+# way to choose the budget, which is a policy decision made first.
 #
 # The search spent many times the budget of the model it returned. To keep it in check, search
 # over as few candidates and folds as you can, fix what you can from public knowledge (``C``,

@@ -31,9 +31,23 @@ def _datasets():
     }
 
 
+def _positive_int(text):
+    """argparse type: an integer >= 1 (a usage error otherwise)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (>= 1), got {value}")
+    return value
+
+
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m skdp", description=__doc__.splitlines()[0])
-    parser.add_argument("--seeds", type=int, default=1, help="fits per cell (mean score)")
+    # the docstring's first line without its reST markup (``...``), which --help prints as is
+    description = __doc__.splitlines()[0].replace("``", "")
+    parser = argparse.ArgumentParser(prog="python -m skdp", description=description)
+    parser.add_argument("--seeds", type=_positive_int, default=1,
+                        help="fits per cell, at least 1 (mean score)")
     args = parser.parse_args(argv)
     data = _datasets()
     print(f"skdp {__version__}: test score on raw data at several epsilons (delta = 1e-5)\n")

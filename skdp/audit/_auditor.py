@@ -202,6 +202,32 @@ def _default_estimator_statistic(model, x, label):
     return float(np.sum(model.predict(x)))
 
 
+def _seeded_factory(estimator):
+    """``seed -> clone of estimator`` with its ``random_state`` set to ``seed``; without one, each
+    nested ``..__random_state`` (a pipeline's steps, a meta-estimator's estimator) set to a seed
+    drawn from ``seed``."""
+    params = estimator.get_params(deep=True) if hasattr(estimator, "get_params") else {}
+    if "random_state" in params:
+        def factory(seed):
+            return clone(estimator).set_params(random_state=seed)
+        return factory
+    nested = sorted(k for k in params if k.endswith("__random_state"))
+    if not nested:
+        raise ValueError(
+            f"cannot seed the fits of {type(estimator).__name__}: it has no random_state "
+            "parameter, at the top or nested (get_params(deep=True)). Pass a factory instead: a "
+            "callable seed -> unfitted estimator that draws all its noise from seed"
+        )
+
+    def factory(seed):
+        # one seed per step: composition assumes the steps' noises independent, and only skdp's
+        # PrivatePipeline separates the streams of steps given one integer
+        children = np.random.SeedSequence(seed).spawn(len(nested))
+        seeds = (int(c.generate_state(1)[0]) for c in children)
+        return clone(estimator).set_params(**dict(zip(nested, seeds)))
+    return factory
+
+
 def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statistic=None,
                     confidence=0.95, method="split", random_state=0, claimed_epsilon=None,
                     claimed_delta=None):
@@ -211,7 +237,10 @@ def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statisti
     ----------
     estimator : estimator instance or callable
         An unfitted estimator (cloned for each fit with ``random_state`` set to a fresh seed), or a
-        factory ``seed -> unfitted estimator``.
+        factory ``seed -> unfitted estimator``. An estimator without a ``random_state`` of its
+        own, such as a :class:`~skdp.pipeline.PrivatePipeline` or a ``CalibratedClassifierCV``,
+        gets a fresh seed in each nested ``random_state`` (``<step>__random_state``, distinct
+        seeds for distinct steps); one without any ``random_state`` needs a factory.
     X, y : array-like or sparse matrix, array-like
         D, with the canary at row ``index`` (see :func:`~skdp.audit.make_canary`). A sparse X
         is passed to the estimator as it is (the sparse kernels are audited).
@@ -247,11 +276,14 @@ def audit_estimator(estimator, X, y, index, neighbour=None, n_fits=200, statisti
     if callable(estimator) and not hasattr(estimator, "fit"):
         factory = estimator
     else:
-        def factory(seed):
-            return clone(estimator).set_params(random_state=seed)
+        factory = _seeded_factory(estimator)
     if neighbour is None:
         probe = factory(0)
-        if getattr(probe, "fit_intercept", False):
+        # the estimator's own fit_intercept, or a wrapped one's (a pipeline's step)
+        params = probe.get_params(deep=True) if hasattr(probe, "get_params") else {}
+        if getattr(probe, "fit_intercept", False) or any(
+            key.endswith("__fit_intercept") and value is True for key, value in params.items()
+        ):
             raise ValueError(
                 "with fit_intercept=True an all-zero row is not a null record (its intercept column "
                 "is not zero); audit with fit_intercept=False or pass neighbour=(X', y')"
