@@ -175,6 +175,7 @@ def adult_pipeline(seed, eps):
         make_column_transformer(
             (PrivateRobustScaler(random_state=seed), num),
             (OneHotEncoder(categories=categories, handle_unknown="ignore"), cat),
+            sparse_threshold=0,
         ),
         DPLogisticRegression(random_state=seed),
         epsilon=eps, delta=DELTA,

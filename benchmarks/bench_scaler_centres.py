@@ -91,6 +91,7 @@ def adult_pipeline(seed, eps, release):
             (PrivateRobustScaler(random_state=seed, grid=_grid(release)), list(ADULT_NUMERIC)),
             (OneHotEncoder(categories=[ADULT_CATEGORIES[c] for c in cat],
                            handle_unknown="ignore"), cat),
+            sparse_threshold=0,
         ),
         DPLogisticRegression(random_state=seed), epsilon=eps, delta=DELTA,
     )

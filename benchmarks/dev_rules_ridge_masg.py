@@ -285,7 +285,7 @@ def fit_raw_pipeline(X_tr, y_tr, num, cat, optimizer, eps, seed, estimator=DPRid
     pre = scaler if cat is None else make_column_transformer(
         (scaler, num),
         (OneHotEncoder(categories=[ADULT_CATEGORIES[c] for c in cat], handle_unknown="ignore"),
-         cat))
+         cat), sparse_threshold=0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return make_private_pipeline(pre, estimator(optimizer=optimizer, random_state=seed),

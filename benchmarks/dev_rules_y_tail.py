@@ -75,6 +75,7 @@ def adult_capital_gain(seed):
                 (PrivateRobustScaler(random_state=seed), num),
                 (OneHotEncoder(categories=[ADULT_CATEGORIES[c] for c in cat],
                                handle_unknown="ignore"), cat),
+                sparse_threshold=0,
             ),
             DPRidge(random_state=seed), epsilon=eps, delta=DELTA)
     return X_tr, y_tr, X_te, y_te, make

@@ -80,6 +80,7 @@ def make_model(epsilon):
         make_column_transformer(
             (PrivateRobustScaler(random_state=0), list(ADULT_NUMERIC)),
             (OneHotEncoder(categories=public_categories, handle_unknown="ignore"), categorical),
+            sparse_threshold=0,  # dense output (the default picks it from the data's density)
         ),
         DPLogisticRegression(random_state=0),
         epsilon=epsilon, delta=1e-5,

@@ -27,6 +27,7 @@ from contextlib import contextmanager
 import math
 import numbers
 
+import scipy.sparse as sp
 from sklearn.compose import ColumnTransformer
 from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import FeatureUnion, Pipeline
@@ -118,6 +119,9 @@ def _check_leaf(path, step):
             _refuse(path, step, "learns which categories are infrequent in the data", public)
         if step.handle_unknown == "error":
             _refuse(path, step, "fails on a category missing from its list (the failure "
+                    "reveals that a record holds it)", public)
+        if step.handle_unknown == "warn":
+            _refuse(path, step, "warns of a category missing from its list (the warning "
                     "reveals that a record holds it)", public)
         return
     if name == "SimpleImputer":
@@ -251,7 +255,62 @@ def check_dask_steps(pipeline):
         )
 
 
-def check_private_steps(pipeline):
+# Leaves whose output is dense for dense input: a ColumnTransformer holding only these (and
+# "drop" / "passthrough") outputs dense arrays whatever its sparse_threshold.
+_DENSE_FOR_DENSE_INPUT = (
+    "OrdinalEncoder", "SimpleImputer", "MissingIndicator", "Normalizer", "Binarizer",
+    "PolynomialFeatures",
+)
+
+
+def _may_output_sparse(leaf, sparse_input):
+    """Whether a leaf of a ColumnTransformer may output a sparse matrix (public: its type and
+    parameters, and whether the caller's X is sparse)."""
+    if isinstance(leaf, str):  # "passthrough" ("drop" outputs nothing)
+        return leaf == "passthrough" and sparse_input
+    if isinstance(leaf, PrivateStepMixin):  # skdp's scaler: dense arrays
+        return False
+    name = type(leaf).__name__
+    if name in ("OneHotEncoder", "SplineTransformer"):
+        return bool(leaf.sparse_output) or sparse_input
+    if name in _DENSE_FOR_DENSE_INPUT:
+        return sparse_input
+    return True  # a FunctionTransformer, or anything else: it may
+
+
+def _check_sparse_threshold(path, ct, sparse_input):
+    """Refuse a ColumnTransformer that would choose sparse or dense output from the data.
+
+    scikit-learn stacks its outputs as a sparse matrix when one of them is sparse and their
+    overall density is below ``sparse_threshold``: the density counts the non-zero values of the
+    private data, and the choice is visible in the fitted pipeline (``sparse_output_``, the type
+    of ``transform``'s output), so one record can flip it. With ``sparse_threshold=0`` (or
+    outputs that are all dense) there is no choice."""
+    if ct.sparse_threshold == 0:
+        return
+    leaves = [t for _, t, _ in ct.transformers] + [ct.remainder]
+    if any(_may_output_sparse(leaf, sparse_input) for leaf in _flat_leaves(leaves)):
+        raise NonPrivateStepError(
+            f"step {path!r} (ColumnTransformer(sparse_threshold={ct.sparse_threshold!r})) "
+            "chooses sparse or dense output from the density of the data, which is not "
+            "private (the choice shows in the fitted pipeline); use ColumnTransformer(..., "
+            "sparse_threshold=0) for dense output (or transformers whose output is dense, "
+            "such as OneHotEncoder(sparse_output=False))"
+        )
+
+
+def _flat_leaves(steps):
+    """The leaves (and "passthrough" strings) under ``steps``."""
+    out = []
+    for step in steps:
+        if isinstance(step, str):
+            out.append(step)
+        else:
+            out += [leaf for _, leaf in _leaves(step, "")]
+    return out
+
+
+def check_private_steps(pipeline, sparse_input=False):
     """Raise :class:`NonPrivateStepError` for any step that would learn non-private state.
 
     Walks the steps of a ``Pipeline`` (and of the ``ColumnTransformer``, ``FeatureUnion`` and
@@ -263,11 +322,15 @@ def check_private_steps(pipeline):
     categories, ``SimpleImputer(strategy="constant")``, ``MissingIndicator(features="all")``.
     Refused, with the private replacement in the message: scalers and imputers that learn data
     statistics, encoders with ``categories="auto"``, non-private estimators, and any other step
-    that requires fitting.
+    that requires fitting; a ``ColumnTransformer`` that would choose between sparse and dense
+    output from the density of the data (``sparse_threshold > 0`` with an output that may be
+    sparse: use ``sparse_threshold=0``).
 
     Parameters
     ----------
     pipeline : Pipeline (or a single estimator)
+    sparse_input : bool, default=False
+        Whether the data is a sparse matrix (its "passthrough" columns are then sparse).
     """
     steps = pipeline.steps if isinstance(pipeline, Pipeline) else [("estimator", pipeline)]
     for i, (name, step) in enumerate(steps):
@@ -284,6 +347,21 @@ def check_private_steps(pipeline):
                     f"step {path!r}: a skdp estimator can only be the final step of a pipeline"
                 )
             _check_leaf(path, leaf)
+    for path, ct in _column_transformers(steps):
+        _check_sparse_threshold(path, ct, sparse_input)
+
+
+def _column_transformers(steps, prefix=""):
+    """(path, ColumnTransformer) of every ColumnTransformer under ``steps``, nested ones too."""
+    out = []
+    for name, step in steps:
+        path = f"{prefix}__{name}" if prefix else name
+        if isinstance(step, ColumnTransformer):
+            out.append((path, step))
+        children = None if isinstance(step, str) or step is None else _children(step, False)
+        if children:
+            out += _column_transformers(children, path)
+    return out
 
 
 # -- public bounds on the rows a step outputs ---------------------------------------------------
@@ -350,8 +428,11 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
         As for ``Pipeline``. Every step must be private (skdp's private preprocessing and
         estimators), public (fitted on public information) or stateless; others are refused at
         ``fit`` (:func:`check_private_steps`). The steps' own ``epsilon`` and ``delta`` are not
-        used: the pipeline's budget replaces them. Private steps given the same integer
-        ``random_state`` draw from distinct streams (composition needs independent noise).
+        used: the pipeline's budget replaces them. Private steps given the same
+        ``random_state`` (an integer, or one ``RandomState`` / ``Generator``, which a
+        ``ColumnTransformer`` copies into each of its steps) draw from distinct streams
+        (composition needs independent noise); two releases that still share a stream are
+        refused.
     epsilon : float > 0 or np.inf, default=1.0
         Budget of the whole pipeline fit. ``np.inf``: no privacy (exact statistics).
     delta : float in (0, 1) or None, default=None
@@ -441,7 +522,7 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
 
     @contextmanager
     def _private_fit(self, X):
-        check_private_steps(self)
+        check_private_steps(self, sparse_input=sp.issparse(X))
         if is_dask(X):
             check_dask_steps(self)
         n = _num_samples(X)
@@ -471,15 +552,23 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
         finally:
             fitted = [leaf for _, leaf in _leaves(Pipeline(list(self.steps)), "", fitted=True)]
             streams = []  # the random streams of the steps' releases, for the one charge
+            shared = False  # two objects' releases drew from one stream
             own = None  # the final estimator's record of this fit alone
             for obj in marked + fitted:
-                state = vars(obj).pop("_skdp_stream_state", None)
-                if state is not None and state not in streams:
+                state = vars(obj).pop("_skdp_stream_state", None)  # (once per object)
+                if state is not None:
+                    shared = shared or state in streams
                     streams.append(state)
                 own = vars(obj).pop("_skdp_fit_record", own)
                 for attr in ("_skdp_budget", "_skdp_pipeline_plan"):
                     if attr in vars(obj):
                         delattr(obj, attr)
+        if shared:  # no composition bounds two releases of one noise: refused, nothing charged
+            raise ValueError(
+                "two private steps of the pipeline drew their noise from one random stream, so "
+                "no composition bounds their releases; give the steps random_state=None, or "
+                "seeds of their own"
+            )
         # the fit succeeded: one record, one charge (of this fit's own event: a warm-started
         # estimator's record composes its chain, whose earlier fits were charged when they ran)
         if estimator is not None:

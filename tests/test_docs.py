@@ -39,7 +39,7 @@ PAGES = [ROOT / "README.md"] + sorted(
 #: The pages that must define everything they use (the others get the landing page's data).
 SELF_CONTAINED = {"README.md", "docs/index.rst"}
 #: Pages whose code takes more than a few seconds: run with ``pytest -m slow``.
-SLOW_PAGES = frozenset({"docs/audit.rst"})  # two audits of 1000 and 2000 fits
+SLOW_PAGES = frozenset({"docs/audit.rst"})  # four audits of 1000 to 2000 fits a side
 
 
 @pytest.fixture

@@ -328,7 +328,7 @@ def test_private_pipeline_refuses_a_batch_dependent_function_transformer(func):
 
     for step in (FunctionTransformer(func),
                  make_column_transformer((FunctionTransformer(func), [0, 1]),
-                                         remainder="passthrough")):
+                                         remainder="passthrough", sparse_threshold=0)):
         ledger = PrivacyLedger(delta=1e-5)
         pipe = make_private_pipeline(step, _est(), epsilon=1.0, ledger=ledger)
         with pytest.raises(ValueError, match="row-wise"):
@@ -355,7 +355,8 @@ def test_private_pipeline_accepts_row_wise_function_transformers():
     pre = make_column_transformer(
         (FunctionTransformer(np.tanh), ["a", "b"]),
         (make_pipeline(FunctionTransformer(lambda d: upper(np.asarray(d, dtype=str))),
-                       OneHotEncoder(categories=[["P", "N"]], handle_unknown="ignore")), ["c"]))
+                       OneHotEncoder(categories=[["P", "N"]], handle_unknown="ignore")), ["c"]),
+        sparse_threshold=0)
     pipe = make_private_pipeline(pre, _est(random_state=0), epsilon=1.0).fit(frame, Y)
     assert pipe.predict(frame).shape == (len(Y),)
     assert pipe[0].transformers_[0][1].func is np.tanh and pre.transformers[0][1].func is np.tanh

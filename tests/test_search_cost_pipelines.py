@@ -49,7 +49,7 @@ def _columns():
     return ColumnTransformer([
         ("num", PrivateRobustScaler(), ["age", "hours"]),
         ("cat", OneHotEncoder(categories=[JOBS], handle_unknown="ignore"), ["job"]),
-    ])
+    ], sparse_threshold=0)
 
 
 def _private_pipeline_search(refit=True):
@@ -87,7 +87,7 @@ def test_plain_pipeline_counts_its_private_steps_charges(frame, scaler_epsilon, 
         ("prep", ColumnTransformer([
             ("num", PrivateRobustScaler(epsilon=scaler_epsilon), ["age", "hours"]),
             ("cat", OneHotEncoder(categories=[JOBS], handle_unknown="ignore"), ["job"]),
-        ])),
+        ], sparse_threshold=0)),
         ("clf", DPLogisticRegression(epsilon=0.5)),
     ])
     search = GridSearchCV(pipe, {"clf__C": [0.1, 1.0]}, cv=KFold(3, shuffle=True, random_state=1))

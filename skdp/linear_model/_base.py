@@ -238,7 +238,8 @@ def _explained_data_errors(estimator, X):
             f"({exc}). Encode them first, for example in "
             "skdp.pipeline.make_private_pipeline(make_column_transformer((OneHotEncoder("
             "categories=<public lists>, handle_unknown='ignore'), <those columns>), "
-            "(PrivateRobustScaler(), <the numeric columns>)), the estimator); an encoder "
+            "(PrivateRobustScaler(), <the numeric columns>), sparse_threshold=0), the "
+            "estimator); an encoder "
             "with categories='auto' would read them from the private data"
         ) from exc
 
@@ -411,8 +412,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False
             )
 
-    def _validate_sample_weight(self, sample_weight, X):
+    def _validate_sample_weight(self, sample_weight, X, private):
         """Weights clipped to ``[0, max_sample_weight]`` (a new array), or None for ones.
+
+        ``private``: whether the fit is private (its budget's, which a pipeline's replaces:
+        not the estimator's own ``epsilon``). Only a non-private fit refuses all-zero weights
+        or warns of clipped ones: under privacy either would tell something of the weights.
 
         ``sample_weight=None`` means weights of one, as in scikit-learn, clipped like any other
         weights: with ``max_sample_weight < 1`` every row gets weight ``max_sample_weight`` (the
@@ -430,7 +435,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         sw = _check_sample_weight(
             sample_weight, X, dtype=np.float64, ensure_non_negative=True, **_ALLOW_ZERO_WEIGHTS
         )
-        if not math.isfinite(check_epsilon(self.epsilon)):
+        if not private:
             # Only without privacy: under DP an all-zero weight vector is a valid data set (all
             # null records), and refusing it (or warning of clipped weights) would reveal
             # something of the weights.
@@ -488,7 +493,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 "would be its secret dual state); use warm_start=False or another optimizer"
             )
         self.optimizer_ = optimizer
-        sw = self._validate_sample_weight(sample_weight, X)
+        sw = self._validate_sample_weight(sample_weight, X, fit.private)
         data_norm, row_scale, norms = resolve_data_norm(data_norm, X, fit, sw)
         if not ROW_NORM_RANGE[0] <= data_norm <= ROW_NORM_RANGE[1]:
             # the fit works in units of data_norm (its square divides the regularisation)

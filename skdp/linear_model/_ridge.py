@@ -170,7 +170,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
         n = X.shape[0]
         self._check_common_params(n)
         fit = PrivateFit(self, n)
-        sw = self._validate_sample_weight(sample_weight, X)  # exact bounds: weighted records
+        sw = self._validate_sample_weight(sample_weight, X, fit.private)  # (weighted bounds)
         low, high = resolve_target_bounds(self.y_bounds, Y, fit, sw)
         self.y_bounds_ = (float(low[0]), float(high[0])) if one_column else np.column_stack(
             [low, high])

@@ -57,10 +57,18 @@ class PrivateStepMixin(LedgerCarrierMixin):
     def _rng(self):
         seed = self.random_state
         plan = getattr(self, "_skdp_budget", None)
-        if plan is not None and isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
-            # composition needs independent noise: a stream of its own for each private step,
-            # distinct from the final estimator's (which uses its random_state as it is)
-            state = np.random.SeedSequence([int(seed), int(plan.stream)]).generate_state(1, np.uint64)
+        if plan is not None and seed is not None:
+            # Composition needs independent noise: a stream of its own for each private step,
+            # distinct from the final estimator's (which uses its random_state as it is). A
+            # ColumnTransformer fits deep copies of its steps, so a RandomState or Generator
+            # shared by several steps reaches each copy in the same state: the entropy drawn
+            # from it is the same, and the step's number in the pipeline tells them apart.
+            if isinstance(seed, numbers.Integral) and not isinstance(seed, bool):
+                entropy = [int(seed)]
+            else:
+                entropy = make_generator(seed).integers(0, 2**32, size=4).tolist()
+            state = np.random.SeedSequence([*entropy, int(plan.stream)]).generate_state(
+                1, np.uint64)
             seed = int(state[0])
         rng = make_generator(seed, secure=bool(getattr(self, "secure_mode", False)))
         self._skdp_stream_state = stream_state(rng)  # charged by _finish, or by the pipeline
