@@ -94,15 +94,21 @@ def make_generator(random_state, secure=False):
     """A fresh ``numpy.random.Generator`` from a scikit-learn style ``random_state``.
 
     int -> seeded generator (the same model for the same seed); None -> fresh OS entropy;
-    a RandomState -> a generator seeded from it; a Generator is used as it is.
+    a RandomState or a Generator -> a generator seeded from one draw of it.
+
+    A Generator is not used as it is: the kernels draw from it without holding its lock (they
+    run without the GIL), so two fits in two threads given one Generator would tear its state
+    and draw overlapping noise. One draw of it (numpy takes the lock) seeds a generator of the
+    fit's own. Two copies of one Generator still give the same seed, and so one stream, which
+    the ledgers detect.
 
     With ``secure=True`` the bit generator is randomgen's ChaCha20 (a cryptographically secure
     stream cipher), seeded the same way; numba kernels draw from it unchanged.
     """
-    if isinstance(random_state, np.random.Generator):
-        return random_state
     if random_state is None:
         seed = None
+    elif isinstance(random_state, np.random.Generator):
+        seed = int(random_state.integers(0, 2**63 - 1, dtype=np.int64))
     elif isinstance(random_state, np.random.RandomState):
         seed = int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
     elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):

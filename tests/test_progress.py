@@ -341,3 +341,38 @@ def test_problem_init_is_checked_and_copied(data):
     w = p.start()
     w[:] = 5.0
     assert np.all(init == 1.0) and np.all(p.init == 1.0)
+
+
+def test_callback_sees_no_release_before_the_fit_is_charged():
+    """The private row bound and target bounds are set on the estimator only once the fit is
+    charged: a callback reading them mid-fit, in a fit that then fails, would hold uncharged
+    releases (session 56: 30 such fits under a ceiling that allowed one)."""
+    from sklearn.datasets import load_diabetes
+
+    X, y = load_diabetes(return_X_y=True)
+    ledger = PrivacyLedger(epsilon=1.0)
+    seen = []
+    est = DPRidge(epsilon=0.9, ledger=ledger, random_state=0)
+
+    def peek(progress):
+        seen.append((getattr(est, "y_bounds_", None), getattr(est, "data_norm_", None)))
+        raise ZeroDivisionError("a callback that fails")
+
+    est.set_params(callback=peek)
+    with pytest.raises(ZeroDivisionError):
+        est.fit(X, y)
+    assert seen == [(None, None)] and len(ledger) == 0
+    est.set_params(callback=None).fit(X, y)
+    assert est.y_bounds_ is not None and est.data_norm_ > 0 and len(ledger) == 1
+
+
+def test_a_callback_that_changes_a_parameter_discards_the_fit(data):
+    """A parameter set during the fit mixed the old value (the fit) with the new one (the
+    fitted attributes): a model with an intercept column and fit_intercept=False that no longer
+    predicted. The fit is now discarded with a clear error."""
+    X, y = data
+    est = DPLogisticRegression(epsilon=1.0, callback_every=1)
+    est.set_params(callback=lambda progress: est.set_params(fit_intercept=False))
+    with pytest.raises(RuntimeError, match="changed during its fit"):
+        est.fit(X, y)
+    assert not hasattr(est, "coef_")

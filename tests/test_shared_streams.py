@@ -520,3 +520,49 @@ def test_audit_pipeline_steps_sharing_a_random_state():
                               statistic=differ, claimed_epsilon=claim.epsilon_,
                               claimed_delta=claim.delta_)
     assert not res.violated, res.summary()
+
+
+# -- one Generator, fits in two threads (session 56) ---------------------------------------------
+def test_fits_in_two_threads_from_one_generator_draw_independent_noise():
+    """The kernels draw without the GIL and without the Generator's lock: two fits in two
+    threads given one Generator tore its state and drew overlapping noise (the models matched
+    neither fit made one after the other; the ledger still composed them). Each fit now seeds a
+    generator of its own from one locked draw, so the two threaded fits are exactly the two
+    sequential ones, in some order."""
+    import threading
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 2000))
+    y = (X[:, 0] > 0).astype(int)
+
+    def fit(generator):
+        return DPLogisticRegression(epsilon=1.0, data_norm=50.0, optimizer="dp_scd",
+                                    random_state=generator).fit(X, y).coef_
+
+    shared = np.random.default_rng(123)
+    sequential = [fit(shared), fit(shared)]
+    shared = np.random.default_rng(123)
+    threaded, barrier = [None, None], threading.Barrier(2)
+
+    def run(i):
+        barrier.wait()
+        threaded[i] = fit(shared)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    matches = sorted(next(j for j in range(2) if np.array_equal(c, sequential[j]))
+                     for c in threaded)
+    assert matches == [0, 1]
+
+
+def test_secure_mode_applies_to_a_generator_too():
+    """A Generator given as random_state was used as it is, so secure_mode=True kept its PCG64
+    silently; it now seeds the fit's own ChaCha20 stream, as an integer does."""
+    pytest.importorskip("randomgen")
+    from skdp._validation import make_generator
+
+    rng = make_generator(np.random.default_rng(0), secure=True)
+    assert type(rng.bit_generator).__name__ == "ChaCha"

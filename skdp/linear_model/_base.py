@@ -60,6 +60,19 @@ _ALLOW_ZERO_WEIGHTS = (
 #: and its square must stay a normal float64
 ROW_NORM_RANGE = (1e-100, 1e100)
 
+def _same_value(a, b):
+    """Whether a parameter kept its value: the same object, or an equal plain value."""
+    if a is b:
+        return True
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+                and a.shape == b.shape and bool(np.all(a == b)))
+    try:
+        return type(a) is type(b) and bool(a == b)
+    except Exception:  # an object without a plain equality
+        return False
+
+
 def release_digest(coef, intercept):
     """A digest of a model's ``coef_`` and ``intercept_`` (shapes and float64 bytes).
 
@@ -476,6 +489,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
 
         Returns the coefficient matrix of shape (p, K) in the clipped design's parameterisation.
         """
+        params = self.get_params(deep=False)  # (a callback must not change them mid-fit)
         epsilon, delta, data_norm, s, optimizer = self._check_common_params(n_samples)
         fit = private_fit if private_fit is not None else PrivateFit(self, n_samples)
         epsilon, delta = fit.epsilon, fit.delta  # a PrivatePipeline's budget replaces the params
@@ -492,7 +506,6 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 ": it cannot start from a fitted model (dp_scd is a dual method whose start "
                 "would be its secret dual state); use warm_start=False or another optimizer"
             )
-        self.optimizer_ = optimizer
         sw = self._validate_sample_weight(sample_weight, X, fit.private)
         data_norm, row_scale, norms = resolve_data_norm(data_norm, X, fit, sw)
         if not ROW_NORM_RANGE[0] <= data_norm <= ROW_NORM_RANGE[1]:
@@ -502,10 +515,9 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 f"float64, [{ROW_NORM_RANGE[0]:g}, {ROW_NORM_RANGE[1]:g}]: rescale X (or its "
                 "bound) by a public constant"
             )
-        self.data_norm_ = data_norm
         if fit.private:  # the released or public row bound: public
             optimizer.check_regularisation(lam * n_samples / data_norm**2, loss)
-        s = self.intercept_scaling_ = row_scale if s == "auto" else s
+        s = row_scale if s == "auto" else s
         init = (self._warm_point(X.shape[1], Y.shape[1], s, target_map) if self.warm_start
                 else None)
         # the release the fit starts from (None: a cold start); read before it is replaced
@@ -551,7 +563,6 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 if callable(clip_default) else clip_default)
         else:
             clip = float(self.derivative_clip) / target_map[1]
-        self.derivative_clip_ = clip * target_map[1]  # in the targets' own units
         problem = Problem(
             X=Xc, Y=Y, loss=loss, lam=lam,
             row_norm_bound=R, clip=clip, fit_intercept=bool(self.fit_intercept),
@@ -576,6 +587,14 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         # the model's record composes the start's history with it.
         charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples),
                stream=fit.stream)
+        # What the fit resolved and released (the private row bound, the intercept scaling read
+        # from it) is set only now, once charged: a callback reading the estimator during the
+        # run sees none of it, so a fit that fails cannot hand out an uncharged release.
+        self._check_params_unchanged(params)
+        self.optimizer_ = optimizer
+        self.data_norm_ = data_norm
+        self.intercept_scaling_ = s
+        self.derivative_clip_ = clip * target_map[1]  # in the targets' own units
         if getattr(self, "_skdp_pipeline_plan", None) is not None:
             # for the pipeline's one charge, which drops them: this fit's streams and its own
             # record (a warm start's chain, composed below, was charged by its earlier fits)
@@ -630,6 +649,17 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                     f"{ledger.delta:.3g}"
                 )
         return result.coef / unit if unit != 1.0 else result.coef
+
+    def _check_params_unchanged(self, params):
+        """Raise when a parameter was set during the fit (by its callback, say): the model was
+        fitted under the old values, and the fitted attributes would mix the two."""
+        changed = sorted(k for k, v in self.get_params(deep=False).items()
+                         if not _same_value(v, params[k]))
+        if changed:
+            raise RuntimeError(
+                f"the parameters {changed} of {type(self).__name__} were changed during its fit "
+                "(by its callback?); set them before fit. The fit is discarded."
+            )
 
     def _warm_point(self, n_features, n_outputs, intercept_scaling, target_map=(0.0, 1.0)):
         """The fitted ``coef_`` / ``intercept_`` as the clipped design's (p, K) matrix, or None.

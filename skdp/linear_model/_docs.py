@@ -55,7 +55,9 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         guessable such as 0 or 42) can regenerate the noise and subtract it, and the model is
         then not private at all. Leave it None (fresh entropy from the operating system) for a
         model you release, or keep the seed (and a ``RandomState`` or ``Generator``'s state)
-        as secret as the data; fixed seeds are for experiments and tests.
+        as secret as the data; fixed seeds are for experiments and tests. A ``RandomState`` or
+        ``Generator`` seeds the fit's own generator with one draw (under its lock, so fits in
+        several threads may share one).
     verbose : int, default=0
         0: silent. 1: print a one-line summary of the fit and its privacy spend. 2: also the
         privacy record (steps, sampling, sensitivity, relation) and the running total of every
@@ -72,8 +74,8 @@ PRIVACY_PARAMS = """epsilon : float > 0 or np.inf, default=1.0
         in the same way. This protects the noise stream from being predicted; it does not fix
         the leakage of floating-point noise itself (the least significant bits of a
         floating-point Gaussian or Laplace sample are not distributed as the real mechanism's,
-        Mironov 2012), nor timing side channels. A ``Generator`` passed as ``random_state`` is
-        used as it is.
+        Mironov 2012), nor timing side channels. A ``Generator`` or ``RandomState`` passed as
+        ``random_state`` seeds it with one draw.
     max_sample_weight : float > 0, default=1.0
         Public bound on the ``sample_weight`` of ``fit``: weights are clipped to
         ``[0, max_sample_weight]`` and the sensitivity (hence the noise) scales with it. A

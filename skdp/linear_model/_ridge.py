@@ -172,8 +172,6 @@ class DPRidge(RegressorMixin, DPLinearModel):
         fit = PrivateFit(self, n)
         sw = self._validate_sample_weight(sample_weight, X, fit.private)  # (weighted bounds)
         low, high = resolve_target_bounds(self.y_bounds, Y, fit, sw)
-        self.y_bounds_ = (float(low[0]), float(high[0])) if one_column else np.column_stack(
-            [low, high])
         # A private fit's optimizer sees targets in [-1, 1]: an exact reparameterisation of the
         # same ridge objective (y' = (y - centre) / half, W' = W / half, column by column; lam
         # unchanged), in which its public rules (step counts, times, the residual clip) are free
@@ -199,6 +197,10 @@ class DPRidge(RegressorMixin, DPLinearModel):
             lambda optimizer, s: optimizer.default_squared_clip(math.sqrt(K)), n, sample_weight,
             fit, target_map=(float(centre[0]), float(half[0])) if K == 1 else (centre, half),
         )
+        # the released bounds are set once the fit is charged (_fit_problem), not before: a
+        # callback that reads them during a fit that then fails would hold an uncharged release
+        self.y_bounds_ = (float(low[0]), float(high[0])) if one_column else np.column_stack(
+            [low, high])
         coef, intercept = self._split_coef(W)
         coef, intercept = coef * half[:, None], intercept * half + centre
         if one_column:
