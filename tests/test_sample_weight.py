@@ -192,3 +192,24 @@ def test_bagging_members_get_their_bootstrap_counts_as_clipped_weights(routing, 
     for rows, distinct, drawn_most, used_most in seen:
         assert rows == distinct == 200  # no row repeated
         assert drawn_most >= 2 and used_most == 1.0  # a record drawn twice or more weighs one
+
+
+def test_weight_checks_read_the_pipelines_budget_not_the_final_steps_own_epsilon():
+    """In a PrivatePipeline the final step's own ``epsilon`` is not used, so it cannot switch
+    on the non-private weight checks: an estimator left at epsilon=np.inf inside a private
+    pipeline warned of clipped weights (and refused all-zero ones) depending on the private
+    weights (session 56)."""
+    import warnings
+
+    from skdp.pipeline import make_private_pipeline
+
+    X, y = _data(DPLogisticRegression)
+    w = np.ones(len(y))
+    w[0] = 7.0
+    for weights in (w, np.zeros(len(y))):
+        pipe = make_private_pipeline(DPLogisticRegression(epsilon=np.inf, data_norm=2.0),
+                                     epsilon=1.0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            pipe.fit(X, y, dplogisticregression__sample_weight=weights)
+        assert pipe.epsilon_ <= 1.0
