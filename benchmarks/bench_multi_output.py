@@ -38,7 +38,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from skdp import DPRidge
-from skdp.datasets import find_data_dir
+from skdp.datasets import _read_wine, find_data_dir
 from skdp.privacy import ComposedEvent, compute_epsilon
 
 RESULTS = Path(__file__).parent / "results"
@@ -69,7 +69,7 @@ def per_fit_epsilon(total, X, y, K):
 def _cases():
     d = find_data_dir(None, ("winequality-white.csv",))
     if d is not None:
-        data = np.loadtxt(d / "winequality-white.csv", delimiter=",")
+        data = _read_wine(d / "winequality-white.csv")  # UCI's ';' format or the bundled copy
         yield "wine: quality and alcohol", data[:, :10], data[:, [11, 10]]
     X, Y = make_regression(n_samples=6000, n_features=10, n_informative=6, n_targets=3,
                            noise=20.0, random_state=0)

@@ -33,7 +33,9 @@ from sklearn.model_selection import train_test_split
 from sklearn.preprocessing import OneHotEncoder
 
 from skdp import DPLogisticRegression, DPRidge
-from skdp.datasets import ADULT_CATEGORIES, ADULT_NUMERIC, find_data_dir, load_adult_frame
+from skdp.datasets import (
+    ADULT_CATEGORIES, ADULT_NUMERIC, _read_wine, find_data_dir, load_adult_frame,
+)
 from skdp.pipeline import make_private_pipeline
 from skdp.preprocessing import PrivateRobustScaler
 from skdp.privacy.quantiles import signed_grid
@@ -51,8 +53,7 @@ def _grid(release):
 
 
 def _wine(seed, target):
-    data = np.loadtxt(find_data_dir(required=("winequality-white.csv",))
-                      / "winequality-white.csv", delimiter=",")
+    data = _read_wine(find_data_dir(required=("winequality-white.csv",)) / "winequality-white.csv")
     column = {"quality": 11, "alcohol": 10}[target]
     X, y = np.delete(data, [10, 11] if target == "alcohol" else [11], axis=1), data[:, column]
     return train_test_split(X, y, test_size=0.25, random_state=seed)

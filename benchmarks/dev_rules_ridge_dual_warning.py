@@ -31,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from skdp import DPRidge  # noqa: E402
+from skdp.datasets import _read_wine  # noqa: E402
 
 WINE = HERE.parent.parent / "shared" / "data" / "winequality-white.csv"
 OPTIMIZERS = ("dp_scd", "dp_gdws")
@@ -62,7 +63,7 @@ def cells():
     for eps in (0.3, 1.0, 3.0, 10.0):
         yield "breast cancer raw (mean radius)", len(ytr), eps, (Xtr, ytr, Xte, yte), 5
     if WINE.exists():
-        wine = np.loadtxt(WINE, delimiter=",")
+        wine = _read_wine(WINE)
         for n in (400, 2000):
             Xtr, Xte, ytr, yte = train_test_split(wine[:, :11], wine[:, 11], train_size=n,
                                                   random_state=0)

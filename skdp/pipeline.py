@@ -171,17 +171,24 @@ def _children(step, fitted):
     return None
 
 
+def _walk(step, path, fitted=False):
+    """(path, node) of ``step`` and of every step inside it, each composite before its
+    children; "passthrough" / "drop" strings and None included. One traversal for all the
+    checks that look inside a pipeline."""
+    yield path, step
+    children = None if step is None or isinstance(step, str) else _children(step, fitted)
+    for name, child in children or ():
+        yield from _walk(child, f"{path}__{name}" if path else name, fitted)
+
+
+_COMPOSITES = (Pipeline, ColumnTransformer, FeatureUnion)
+
+
 def _leaves(step, path, fitted=False):
     """(path, leaf) of every non-trivial transformer inside ``step``, in order."""
-    if step is None or (isinstance(step, str) and step in ("passthrough", "drop")):
-        return []
-    children = _children(step, fitted)
-    if children is None:
-        return [(path, step)]
-    out = []
-    for name, child in children:
-        out += _leaves(child, f"{path}__{name}" if path else name, fitted)
-    return out
+    return [(p, node) for p, node in _walk(step, path, fitted)
+            if not (isinstance(node, _COMPOSITES) or node is None
+                    or (isinstance(node, str) and node in ("passthrough", "drop")))]
 
 
 #: Rows of a private fit's data on which a ``FunctionTransformer`` is checked to be row-wise
@@ -266,8 +273,8 @@ _DENSE_FOR_DENSE_INPUT = (
 def _may_output_sparse(leaf, sparse_input):
     """Whether a leaf of a ColumnTransformer may output a sparse matrix (public: its type and
     parameters, and whether the caller's X is sparse)."""
-    if isinstance(leaf, str):  # "passthrough" ("drop" outputs nothing)
-        return leaf == "passthrough" and sparse_input
+    if leaf is None or isinstance(leaf, str):  # None / "passthrough" ("drop": no output)
+        return leaf != "drop" and sparse_input
     if isinstance(leaf, PrivateStepMixin):  # skdp's scaler: dense arrays
         return False
     name = type(leaf).__name__
@@ -288,8 +295,10 @@ def _check_sparse_threshold(path, ct, sparse_input):
     outputs that are all dense) there is no choice."""
     if ct.sparse_threshold == 0:
         return
-    leaves = [t for _, t, _ in ct.transformers] + [ct.remainder]
-    if any(_may_output_sparse(leaf, sparse_input) for leaf in _flat_leaves(leaves)):
+    tops = [t for _, t, _ in ct.transformers] + [ct.remainder]
+    leaves = [node for top in tops for _, node in _walk(top, "")
+              if not isinstance(node, _COMPOSITES)]  # "passthrough" strings included
+    if any(_may_output_sparse(leaf, sparse_input) for leaf in leaves):
         raise NonPrivateStepError(
             f"step {path!r} (ColumnTransformer(sparse_threshold={ct.sparse_threshold!r})) "
             "chooses sparse or dense output from the density of the data, which is not "
@@ -297,17 +306,6 @@ def _check_sparse_threshold(path, ct, sparse_input):
             "sparse_threshold=0) for dense output (or transformers whose output is dense, "
             "such as OneHotEncoder(sparse_output=False))"
         )
-
-
-def _flat_leaves(steps):
-    """The leaves (and "passthrough" strings) under ``steps``."""
-    out = []
-    for step in steps:
-        if isinstance(step, str):
-            out.append(step)
-        else:
-            out += [leaf for _, leaf in _leaves(step, "")]
-    return out
 
 
 def check_private_steps(pipeline, sparse_input=False):
@@ -351,17 +349,10 @@ def check_private_steps(pipeline, sparse_input=False):
         _check_sparse_threshold(path, ct, sparse_input)
 
 
-def _column_transformers(steps, prefix=""):
+def _column_transformers(steps):
     """(path, ColumnTransformer) of every ColumnTransformer under ``steps``, nested ones too."""
-    out = []
-    for name, step in steps:
-        path = f"{prefix}__{name}" if prefix else name
-        if isinstance(step, ColumnTransformer):
-            out.append((path, step))
-        children = None if isinstance(step, str) or step is None else _children(step, False)
-        if children:
-            out += _column_transformers(children, path)
-    return out
+    return [(path, node) for name, step in steps for path, node in _walk(step, name)
+            if isinstance(node, ColumnTransformer)]
 
 
 # -- public bounds on the rows a step outputs ---------------------------------------------------

@@ -13,7 +13,7 @@ from sklearn.decomposition import PCA
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
-from sklearn.pipeline import make_pipeline
+from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import (
     FunctionTransformer, MinMaxScaler, Normalizer, OneHotEncoder, StandardScaler,
 )
@@ -486,6 +486,14 @@ def test_refuses_a_column_transformer_whose_output_type_reads_the_data():
     check_private_steps(make_pipeline(
         make_column_transformer((PrivateRobustScaler(), [0]), remainder="passthrough"),
         DPLogisticRegression()))
+    # a passthrough nested in a pipeline inside the ColumnTransformer passes sparse columns too
+    for inner in ("passthrough", None):
+        nested = make_pipeline(make_column_transformer(
+            (PrivateRobustScaler(), [0]), (Pipeline([("keep", inner)]), [1])),
+            DPLogisticRegression())
+        with pytest.raises(NonPrivateStepError, match="sparse_threshold"):
+            check_private_steps(nested, sparse_input=True)
+        check_private_steps(nested)
 
 
 # -- scikit-learn machinery ---------------------------------------------------------------------

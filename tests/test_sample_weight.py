@@ -75,6 +75,22 @@ def test_weights_clipped_without_privacy_warn():
             X, y, sample_weight=w)
 
 
+@pytest.mark.parametrize("cls", CLASSES)
+def test_weights_are_validated_once_per_fit(cls):
+    """DPRidge validates the weights for its target bounds and hands them on: the clipped-weight
+    warning is raised once per fit, as for the classifiers."""
+    import warnings
+
+    X, y = _data(cls)
+    w = np.ones(len(y))
+    w[:10] = 3.0
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cls(epsilon=np.inf).fit(X, y, sample_weight=w)
+    clipped = [c for c in caught if "max_sample_weight=1 " in str(c.message)]
+    assert len(clipped) == 1, [str(c.message) for c in caught]
+
+
 @pytest.mark.parametrize("name", available_optimizers())
 def test_max_sample_weight_scales_the_sensitivity_not_the_epsilon(name):
     X, y = _data(DPLogisticRegression)

@@ -470,7 +470,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     # -- the fit ------------------------------------------------------------------------------
     def _fit_problem(
         self, X, Y, loss, lam, clip_default, n_samples, sample_weight=None, private_fit=None,
-        target_map=(0.0, 1.0),
+        target_map=(0.0, 1.0), weights_validated=False,
     ):
         """Clip, build the problem, run the optimizer, store the fitted attributes.
 
@@ -479,7 +479,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         signal-to-noise ratio (:func:`~skdp.optimizers._defaults.snr` of n, the columns and
         the fit's budget): DPRidge's residual clip follows the optimizer,
         DPLogisticRegression's derivative clip both.
-        ``sample_weight`` is the caller's (unvalidated) argument of ``fit``. ``private_fit``
+        ``sample_weight`` is the caller's argument of ``fit``, or (``weights_validated=True``)
+        what :meth:`_validate_sample_weight` made of it for this fit. ``private_fit``
         (a :class:`~skdp.linear_model._bounds.PrivateFit`) carries the budget, generator and
         bounds events of a fit that already released private bounds (DPRidge's ``y_bounds``).
         ``target_map`` is ``(offset, scale)``, the public affine map of the caller's targets
@@ -506,7 +507,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 ": it cannot start from a fitted model (dp_scd is a dual method whose start "
                 "would be its secret dual state); use warm_start=False or another optimizer"
             )
-        sw = self._validate_sample_weight(sample_weight, X, fit.private)
+        sw = sample_weight if weights_validated else self._validate_sample_weight(
+            sample_weight, X, fit.private)
         data_norm, row_scale, norms = resolve_data_norm(data_norm, X, fit, sw)
         if not ROW_NORM_RANGE[0] <= data_norm <= ROW_NORM_RANGE[1]:
             # the fit works in units of data_norm (its square divides the regularisation)

@@ -194,8 +194,9 @@ class DPRidge(RegressorMixin, DPLinearModel):
         # [-1, 1] (the K residuals of a record are clipped jointly, as one release).
         W = self._fit_problem(
             X, Y, get_loss("squared"), alpha / n,
-            lambda optimizer, s: optimizer.default_squared_clip(math.sqrt(K)), n, sample_weight,
+            lambda optimizer, s: optimizer.default_squared_clip(math.sqrt(K)), n, sw,
             fit, target_map=(float(centre[0]), float(half[0])) if K == 1 else (centre, half),
+            weights_validated=True,
         )
         # the released bounds are set once the fit is charged (_fit_problem), not before: a
         # callback that reads them during a fit that then fails would hold an uncharged release
