@@ -2,19 +2,31 @@
 
 A fit computes things from the private data before it can fail: a private row bound or target
 range, the class list, the fitted steps of a pipeline before its last step refuses. None of them
-is charged to a ledger when the fit raises (nothing was released), so none may stay on the
-estimator for the caller to read, publish or warm-start from. Restoring the state the call found
+is released when the fit raises, so none may stay on the estimator for the caller to read,
+publish or warm-start from. Restoring the state the call found
 is one mechanism for every skdp estimator that fits (the linear models, the private pipeline, the
 scaler, the private search).
+
+What a failed fit cannot take back is what it already said: a warning or an error raised after a
+private release (a bound) can depend on the released value. Every release is logged
+(:func:`log_release`, called by the mechanisms), and a fit that raises after releases charges
+them to its ledgers before the exception propagates (:func:`charged_if_failed`): repeated failed
+attempts are counted like any other releases. Public checks run before the releases, so that a
+refusal of the options or of the input costs nothing.
 """
 
+import contextvars
 import copy
 import functools
+import math
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
-__all__ = ["keeps_state_on_error", "restored_on_error"]
+__all__ = [
+    "charged_if_failed", "failed_fit_guard", "keeps_state_on_error", "log_release",
+    "restored_on_error",
+]
 
 
 def _estimators_under(estimator):
@@ -68,11 +80,102 @@ class restored_on_error:
 
 def keeps_state_on_error(fit):
     """Decorator of a ``fit`` method: a call that raises leaves the estimator (and the estimators
-    it holds) as the call found it (:class:`restored_on_error`)."""
+    it holds) as the call found it (:class:`restored_on_error`), and charges the releases it
+    made before the error (:class:`charged_if_failed`)."""
 
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
-        with restored_on_error(self):
+        with failed_fit_guard(self):
             return fit(self, *args, **kwargs)
 
     return wrapper
+
+
+class failed_fit_guard:
+    """What every fitting class wraps its ``fit`` in: :class:`charged_if_failed` (to the
+    ledgers of the estimator's ``_failed_fit_ledgers()``, when it has one) around
+    :class:`restored_on_error`."""
+
+    def __init__(self, estimator):
+        ledgers = getattr(estimator, "_failed_fit_ledgers", None)
+        self._charged = charged_if_failed(estimator, ledgers)
+        self._restored = restored_on_error(estimator)
+
+    def __enter__(self):
+        self._charged.__enter__()
+        self._restored.__enter__()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            self._restored.__exit__(exc_type, exc, tb)
+        finally:
+            self._charged.__exit__(exc_type, exc, tb)
+        return False
+
+
+# -- releases made by a fit that then fails ------------------------------------------------------
+#: The events released so far by the outermost fit running in this context (None outside a fit).
+_RELEASES = contextvars.ContextVar("skdp_releases", default=None)
+
+#: Source label of the ledger entry of a fit that raised after private releases.
+FAILED_FIT = "failed fit: releases before the error"
+
+
+def log_release(event):
+    """Record a private release's event for the fit running in this context (a no-op outside a
+    fit): the mechanisms call it when they return a released value."""
+    log = _RELEASES.get()
+    if log is not None:
+        log.append(event)
+
+
+class charged_if_failed:
+    """Context manager of a fit: the releases made within it are charged to ``ledgers()`` (a
+    callable, None to charge nothing) when the block raises after any of them.
+
+    Only the outermost fit of a context charges: a pipeline's steps and a search's fits log into
+    the pipeline's or the search's log (a private search charges its whole plan before it runs,
+    and passes ``ledgers=None``). The charge is one pure-DP entry of the released events (the
+    exponential mechanism's); a failure of the charge itself (a ceiling) does not hide the
+    fit's own error.
+    """
+
+    def __init__(self, estimator, ledgers):
+        self._source = type(estimator).__name__
+        self._ledgers = ledgers
+
+    def __enter__(self):
+        self._owner = _RELEASES.get() is None
+        if self._owner:
+            self._token = _RELEASES.set([])
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if not self._owner:
+            return False
+        events = _RELEASES.get()
+        _RELEASES.reset(self._token)
+        if exc_type is not None and events and self._ledgers is not None:
+            try:
+                _charge_releases(self._ledgers(), tuple(events), self._source)
+            except Exception as charge_error:  # the fit's own error is what the caller sees
+                raise charge_error from exc
+        return False
+
+
+def _charge_releases(ledgers, events, source):
+    from .ledger import charge
+    from .privacy.events import ComposedEvent
+    from .privacy.record import PrivacyRecord
+
+    if not ledgers:
+        return
+    event = ComposedEvent(events)
+    pure = event.pure_epsilon()  # the logged mechanisms are pure DP; any other: no finite claim
+    epsilon = float(pure) if pure is not None else math.inf
+    record = PrivacyRecord(
+        event=event, epsilon=epsilon, delta=0.0, accountant="rdp", mechanism="exponential",
+        noise_multiplier=math.nan, sensitivity=1.0, n_steps=0, sampling="full batch",
+    )
+    charge(ledgers, record, f"{source} ({FAILED_FIT})", epsilon, 0.0)

@@ -1153,6 +1153,11 @@ class LedgerCarrierMixin:
         """The ledgers this object carries from where it was pickled (a tuple)."""
         return getattr(self, _CARRIED, ())
 
+    def _failed_fit_ledgers(self):
+        """The ledgers charged with the releases of a fit that raised after making them
+        (:class:`skdp._fit_state.charged_if_failed`): those a successful fit would charge."""
+        return ledgers_to_charge(getattr(self, "ledger", None), self._carried_ledgers())
+
 
 # -- fork hooks --------------------------------------------------------------------------------
 _FORK = threading.local()  # whether this thread's _before_fork holds _REGISTRY_LOCK

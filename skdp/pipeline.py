@@ -36,7 +36,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from ._dask import is_dask
 from ._fit_state import keeps_state_on_error
 from ._row_wise import check_row_wise, rows_of
-from ._streams import remember_streams
+from ._streams import PROCESS_KEY, released_streams, remember_streams, stream_tags
 from ._validation import OPEN_UNIT, POSITIVE_OR_INF, check_delta, check_epsilon
 from .ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge
 from .ledger import ledgers_to_charge, precheck
@@ -400,7 +400,14 @@ class _LazyPlan:
         head = Pipeline(list(self._pipeline.steps[:-1])) if len(self._pipeline.steps) > 1 else None
         prior = tuple(_events(head)) if head is not None else ()
         bound = _norm_bound(head) if head is not None else None
-        return PipelinePlan(self.epsilon, self.delta, prior, bound)
+        # for the estimator's warm-start check: the pipeline's earlier releases and the streams
+        # its steps drew from in this fit (a scaler reusing its seed across the chain)
+        steps = [] if head is None else [
+            vars(leaf).get("_skdp_stream_state")
+            for _, leaf in _leaves(head, "", fitted=True) if isinstance(leaf, PrivateStepMixin)]
+        return PipelinePlan(self.epsilon, self.delta, prior, bound,
+                            chain_streams=released_streams(self._pipeline),
+                            step_streams=stream_tags(tuple(steps), PROCESS_KEY))
 
 
 def _events(fitted_step):
@@ -501,6 +508,9 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
             shares = {p: v / s for p, v in shares.items()}
         return shares
 
+    def _failed_fit_ledgers(self):
+        return self._ledgers()
+
     def _ledgers(self):
         ledgers = ledgers_to_charge(self.ledger, self._carried_ledgers())
         for _, step in self.steps:
@@ -576,7 +586,10 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
             )
         charge(ledgers, record if own is None else own, source, epsilon, delta, n_samples=int(n),
                stream=tuple(streams))
-        remember_streams(self, tuple(streams))
+        # a warm-started estimator continues the pipeline's chain: its tags stay, for the next
+        # chained fit's check (PipelinePlan.chain_streams)
+        chained = estimator is not None and "warm_start_history" in record.details
+        remember_streams(self, tuple(streams), released_streams(self) if chained else ())
         self.privacy_record_ = record
         self.dp_event_ = record.event
         self.epsilon_ = record.epsilon

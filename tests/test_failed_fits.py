@@ -2,10 +2,18 @@
 
 A fit computes things from the private data before it can fail: the private row bound and
 intercept scaling (``data_norm="auto"``), DPRidge's private target range, the class list, the
-resolved optimizer. A refused fit charges nothing ("nothing was released"), so none of these may
-stay on the estimator: before the fix a refused DPRidge kept ``y_bounds_`` (a private release of
-the targets, uncharged), and a failed warm start replaced ``data_norm_`` and ``classes_`` of the
-fitted model with values read from the new data, leaving a model that no longer predicted.
+resolved optimizer. A refused fit releases no model, so none of these may stay on the
+estimator: before the fix a refused DPRidge kept ``y_bounds_`` (a private release of the targets,
+uncharged), and a failed warm start replaced ``data_norm_`` and ``classes_`` of the fitted model
+with values read from the new data, leaving a model that no longer predicted.
+
+Session 57 (a red-team pass on Dask): what a failed fit has already said cannot be restored. A
+warning printed after a private bound was drawn, or a refusal that reads it, tells something of
+the bound; before, a refusal of dp_scd on Dask came after the private row bound, whose value its
+regularisation warning printed, and nothing was charged: 30 refused fits recovered the bound, with
+an empty ledger. Now every check that needs no private computation runs before the first release
+(``_checked_optimizer``), and a fit that raises after releases charges them to its ledgers
+(``skdp._fit_state.charged_if_failed``), so repeated failures are counted.
 """
 
 import numpy as np
@@ -49,12 +57,28 @@ def test_a_refused_fit_leaves_no_private_estimate(cls):
     X, y = _data()
     ledger = PrivacyLedger()
     est = cls(epsilon=1.0, ledger=ledger, **_REFUSED)
-    with pytest.raises(ValueError, match="nothing was released"):
+    with pytest.raises(ValueError, match="the model is not released"):
         est.fit(X, y)
     assert _fitted_attributes(est) == set()  # no data_norm_, y_bounds_, classes_, optimizer_
     with pytest.raises(NotFittedError):
         check_is_fitted(est)
-    assert len(ledger) == 0
+    _charged_bounds_only(ledger, est)
+
+
+def _charged_bounds_only(ledger, est, budget=1.0):
+    """The ledger holds one entry, the failed fit's released bounds (exponential mechanisms,
+    pure DP): its pure epsilon (their sum), and a composed spend at the fit's delta within the
+    fit's budget, below it (no model was released)."""
+    from skdp._fit_state import FAILED_FIT
+    from skdp.privacy.events import ExponentialMechanismEvent
+
+    assert len(ledger) == 1
+    entry = ledger.entries[0]
+    assert FAILED_FIT in entry.source and entry.delta == 0.0
+    parts = getattr(entry.event, "events", (entry.event,))
+    assert parts and all(isinstance(e, ExponentialMechanismEvent) for e in parts)
+    assert entry.epsilon == pytest.approx(sum(e.epsilon for e in parts))
+    assert 0.0 < ledger.spent(delta=1e-5) < budget
 
 
 @pytest.mark.parametrize("cls", [DPLogisticRegression, DPRidge])
@@ -153,4 +177,66 @@ def test_a_refused_pipeline_fit_leaves_no_fitted_step(method):
         getattr(pipe, method)(X, y)
     assert _fitted_attributes(pipe) == set()
     assert _fitted_attributes(pipe[0]) == set()
+    # the scaler's quantiles (and the estimator's bound) were drawn: charged, as a failed fit
+    _charged_bounds_only(ledger, pipe)
+
+
+def _raise(progress):
+    raise RuntimeError("stopped by the callback")
+
+
+@pytest.mark.parametrize("cls", [DPLogisticRegression, DPRidge])
+def test_a_fit_failing_after_its_private_bounds_charges_them(cls):
+    """A callback that raises stops the fit after the private bounds were drawn: the bounds are
+    charged (their pure epsilon, the released quantiles'); with public bounds nothing was
+    released before the error and nothing is charged."""
+    X, y = _data()
+    ledger = PrivacyLedger()
+    est = cls(epsilon=1.0, callback=_raise, ledger=ledger, random_state=0)
+    with pytest.raises(RuntimeError, match="stopped by the callback"):
+        est.fit(X, y)
+    _charged_bounds_only(ledger, est)
+    public = {"data_norm": 40.0} | ({"y_bounds": (-1.0, 2.0)} if cls is DPRidge else {})
+    ledger = PrivacyLedger()
+    with pytest.raises(RuntimeError, match="stopped by the callback"):
+        cls(epsilon=1.0, callback=_raise, ledger=ledger, **public).fit(X, y)
     assert len(ledger) == 0
+
+
+def test_a_failed_fit_inside_a_search_is_charged_once_by_the_search():
+    """Inside a private search the runs' releases are in the plan charged before the search:
+    a failure adds no entry of its own."""
+    from skdp.model_selection import PrivateSearchCV
+
+    X, y = _data(n=600)
+    ledger = PrivacyLedger()
+    search = PrivateSearchCV(_RefitFails(), {"C": [0.1, 1.0]}, n_iter=3, refit=True,
+                             ledger=ledger, random_state=0)
+    with pytest.raises(RuntimeError, match="the refit failed"):
+        search.fit(X, y)
+    assert len(ledger) == 1 and "failed fit" not in ledger.entries[0].source
+
+
+def test_checks_on_public_values_come_before_any_release():
+    """Refusals that need no private computation (dp_scd on Dask, a warm start from a model of
+    another shape) come before the private bounds: nothing is drawn, charged or printed.
+    Before the fix, dp_scd on Dask was refused after the private row bound, whose value its
+    regularisation warning printed (``lam n = 1 / (C D^2)``), with nothing charged."""
+    import warnings
+
+    da = pytest.importorskip("dask.array")
+    X, y = _data()
+    cases = [
+        (DPLogisticRegression(optimizer="dp_scd", C=1e6), (da.from_array(X, chunks=100),
+                                                           da.from_array(y, chunks=100))),
+        (DPRidge(warm_start=True).fit(X[:, :3], y), (X, y)),  # 3 columns, then 5
+    ]
+    for est, (Xf, yf) in cases:
+        ledger = PrivacyLedger()
+        est.set_params(ledger=ledger, epsilon=1.0)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(ValueError, match="cannot run on Dask|warm_start=True"):
+                est.fit(Xf, yf)
+        assert len(ledger) == 0
+        assert not [str(w.message) for w in caught], type(est).__name__

@@ -346,11 +346,14 @@ def test_problem_init_is_checked_and_copied(data):
 def test_callback_sees_no_release_before_the_fit_is_charged():
     """The private row bound and target bounds are set on the estimator only once the fit is
     charged: a callback reading them mid-fit, in a fit that then fails, would hold uncharged
-    releases (session 56: 30 such fits under a ceiling that allowed one)."""
+    releases (session 56: 30 such fits under a ceiling that allowed one). The bounds drawn
+    before the failure are charged as a failed fit's (session 57), not as a fit."""
     from sklearn.datasets import load_diabetes
 
+    from skdp._fit_state import FAILED_FIT
+
     X, y = load_diabetes(return_X_y=True)
-    ledger = PrivacyLedger(epsilon=1.0)
+    ledger = PrivacyLedger(epsilon=2.0)
     seen = []
     est = DPRidge(epsilon=0.9, ledger=ledger, random_state=0)
 
@@ -361,9 +364,10 @@ def test_callback_sees_no_release_before_the_fit_is_charged():
     est.set_params(callback=peek)
     with pytest.raises(ZeroDivisionError):
         est.fit(X, y)
-    assert seen == [(None, None)] and len(ledger) == 0
+    assert seen == [(None, None)]
+    assert [FAILED_FIT in e.source for e in ledger.entries] == [True]
     est.set_params(callback=None).fit(X, y)
-    assert est.y_bounds_ is not None and est.data_norm_ > 0 and len(ledger) == 1
+    assert est.y_bounds_ is not None and est.data_norm_ > 0 and len(ledger) == 2
 
 
 def test_a_callback_that_changes_a_parameter_discards_the_fit(data):

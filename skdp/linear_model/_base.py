@@ -21,7 +21,7 @@ from .._compile_notice import compile_notice
 from .._dask import (
     DaskDesign, as_dask_inputs, as_dask_vector, check_dask_feature_names, is_dask,
 )
-from .._fit_state import restored_on_error
+from .._fit_state import failed_fit_guard
 from .._streams import released_streams, remember_streams
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
@@ -95,12 +95,13 @@ RELEASE_DIGEST = "_skdp_release_digest"
 def releases_model(fit):
     """Decorator of the estimators' ``fit``: a fit that raises leaves the estimator as it was
     (:class:`~skdp._fit_state.restored_on_error`: no private bound, class list or coefficient
-    computed on the way stays behind uncharged); one that returns keeps the digest of the model
+    computed on the way stays behind uncharged) and charges the bounds it released before the
+    error (:class:`~skdp._fit_state.charged_if_failed`); one that returns keeps the digest of the model
     it released (:func:`release_digest`), which a warm start checks."""
 
     @functools.wraps(fit)
     def wrapper(self, *args, **kwargs):
-        with restored_on_error(self):
+        with failed_fit_guard(self):
             fitted = fit(self, *args, **kwargs)
             setattr(self, RELEASE_DIGEST, release_digest(self.coef_, self.intercept_))
         return fitted
@@ -118,10 +119,14 @@ def warm_started_record(start, record, delta, accountant, shared_stream=False):
     mechanism (noise multiplier, sensitivity, steps, sampling) are this fit's; every fit's own
     record, oldest first, is in ``details["warm_start_history"]``. ``shared_stream``: this fit
     drew from the random stream of an earlier fit of the chain (:mod:`skdp._streams`), so no
-    composition bounds the chain: its event gains a ``NonPrivateEvent`` (epsilon inf).
+    composition bounds the chain: this fit's entry of the history gains a ``NonPrivateEvent``
+    (epsilon inf), which every later fit of the chain composes too.
     """
+    if shared_stream:  # in the history, so that a later link does not drop it
+        record = replace(record, event=ComposedEvent((record.event, NonPrivateEvent())),
+                         epsilon=math.inf)
     history = start.details.get("warm_start_history", (start,)) + (record,)
-    events = [r.event for r in history] + ([NonPrivateEvent()] if shared_stream else [])
+    events = [r.event for r in history]
     event = ComposedEvent(tuple(events))
     epsilon = composed_epsilon(events, delta, accountant)
     pure = event.pure_epsilon()
@@ -468,9 +473,39 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         return np.clip(sw, 0.0, M)
 
     # -- the fit ------------------------------------------------------------------------------
+    def _checked_optimizer(self, X, n_outputs, n_samples, fit, lam):
+        """The optimizer this fit runs, once every check that needs no private computation has
+        passed: called before the first private release (a bound), so that a refusal of the
+        options or of the model to warm-start from costs nothing and says nothing of the data.
+
+        ``optimizer="auto"`` is resolved here from public values (n, the columns, the budget,
+        a public row bound); then the optimizer's support of a warm start and of Dask inputs,
+        and the shape of the model a warm start starts from.
+        """
+        _, _, data_norm, _, optimizer = self._check_common_params(n_samples)
+        if optimizer is None:  # "auto"
+            public_norm = public_data_norm(data_norm, fit)
+            optimizer = self._resolve_optimizer(self._auto_optimizer(
+                n_samples, X.shape[1] + bool(self.fit_intercept), fit, public_norm, lam,
+                is_dask(X),
+            ))
+        if self.warm_start and not optimizer.supports_warm_start:
+            raise ValueError(
+                f"warm_start=True is not supported by {optimizer.name or type(optimizer).__name__}"
+                ": it cannot start from a fitted model (dp_scd is a dual method whose start "
+                "would be its secret dual state); use warm_start=False or another optimizer"
+            )
+        if is_dask(X):
+            from ..optimizers._loops import check_distributed  # numba: only for Dask fits
+
+            check_distributed(optimizer, n_samples)  # before any work on the cluster
+        if self.warm_start:
+            self._check_warm_shape(X.shape[1], n_outputs)
+        return optimizer
+
     def _fit_problem(
         self, X, Y, loss, lam, clip_default, n_samples, sample_weight=None, private_fit=None,
-        target_map=(0.0, 1.0), weights_validated=False,
+        target_map=(0.0, 1.0), weights_validated=False, optimizer=None,
     ):
         """Clip, build the problem, run the optimizer, store the fitted attributes.
 
@@ -486,27 +521,18 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         ``target_map`` is ``(offset, scale)``, the public affine map of the caller's targets
         that ``Y`` is, ``(y - offset) / scale`` (DPRidge's; the identity for the classifiers):
         a warm start and an explicit ``derivative_clip`` (in the targets' own units) go through
-        it.
+        it. ``optimizer``: what :meth:`_checked_optimizer` returned for a fit that released
+        bounds before this call (None: checked here).
 
         Returns the coefficient matrix of shape (p, K) in the clipped design's parameterisation.
         """
         params = self.get_params(deep=False)  # (a callback must not change them mid-fit)
-        epsilon, delta, data_norm, s, optimizer = self._check_common_params(n_samples)
+        epsilon, delta, data_norm, s, _ = self._check_common_params(n_samples)
         fit = private_fit if private_fit is not None else PrivateFit(self, n_samples)
         epsilon, delta = fit.epsilon, fit.delta  # a PrivatePipeline's budget replaces the params
         callback, every = check_callback(self.callback, self.callback_every)
-        if optimizer is None:  # "auto": chosen before any private computation, from public values
-            public_norm = public_data_norm(data_norm, fit)
-            optimizer = self._resolve_optimizer(self._auto_optimizer(
-                n_samples, X.shape[1] + bool(self.fit_intercept), fit, public_norm, lam,
-                is_dask(X),
-            ))
-        if self.warm_start and not optimizer.supports_warm_start:
-            raise ValueError(
-                f"warm_start=True is not supported by {optimizer.name or type(optimizer).__name__}"
-                ": it cannot start from a fitted model (dp_scd is a dual method whose start "
-                "would be its secret dual state); use warm_start=False or another optimizer"
-            )
+        if optimizer is None:
+            optimizer = self._checked_optimizer(X, Y.shape[1], n_samples, fit, lam)
         sw = sample_weight if weights_validated else self._validate_sample_weight(
             sample_weight, X, fit.private)
         data_norm, row_scale, norms = resolve_data_norm(data_norm, X, fit, sw)
@@ -525,7 +551,9 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         # the release the fit starts from (None: a cold start); read before it is replaced
         start = self._warm_start_record() if init is not None else None
         # the streams of the start's chain and of this fit (keyed tags, see skdp._streams)
-        chain_streams = released_streams(self) if start is not None else frozenset()
+        # (in a pipeline: with its earlier fits' streams, the chain of its other steps)
+        chain_streams = (released_streams(self) | fit.chain_streams if start is not None
+                         else frozenset())
         what = optimizer.name or type(optimizer).__name__
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
         # the typical row (public: the released median under data_norm="auto", else the bound),
@@ -538,9 +566,6 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             top, norms = exact_largest_norm(X, sw)
             unit = max(min(top, data_norm), ROW_NORM_RANGE[0])
         if is_dask(X):  # the same preparation, chunk by chunk on the workers
-            from ..optimizers._loops import check_distributed  # numba: only for Dask fits
-
-            check_distributed(optimizer, X.shape[0])  # before any work on the cluster
             Xc = DaskDesign(
                 X, Y, sw, data_norm, s if self.fit_intercept else None, unit,
                 float(self.max_sample_weight),
@@ -602,7 +627,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             # record (a warm start's chain, composed below, was charged by its earlier fits)
             self._skdp_stream_state = fit.stream
             self._skdp_fit_record = record
-        shared_stream = bool(remember_streams(self, fit.stream, chain_streams) & chain_streams)
+        shared_stream = bool(
+            (remember_streams(self, fit.stream, chain_streams) | fit.step_streams) & chain_streams)
         if start is not None:
             record = warm_started_record(start, record, delta, record.accountant, shared_stream)
         if shared_stream and private:
@@ -673,6 +699,19 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         model is expressed in the targets' units of the fit (``target_map``, see
         :meth:`_fit_problem`).
         """
+        coef = self._check_warm_shape(n_features, n_outputs)
+        if coef is None:
+            return None
+        offset, scale = target_map
+        if not self.fit_intercept:
+            return np.ascontiguousarray(coef.T / scale)
+        intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
+        intercept = (intercept - offset) / scale / float(intercept_scaling)
+        return np.ascontiguousarray(np.vstack([coef.T / scale, intercept[None, :]]))
+
+    def _check_warm_shape(self, n_features, n_outputs):
+        """The fitted ``coef_`` as a 2-D float array (None when not fitted); ValueError when its
+        shape is not ``(n_outputs, n_features)``."""
         coef = getattr(self, "coef_", None)
         if coef is None:
             return None
@@ -683,12 +722,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 f"{(n_outputs, n_features)} (another number of features, classes or targets); use "
                 "warm_start=False for a cold start"
             )
-        offset, scale = target_map
-        if not self.fit_intercept:
-            return np.ascontiguousarray(coef.T / scale)
-        intercept = np.atleast_1d(np.asarray(self.intercept_, dtype=np.float64))
-        intercept = (intercept - offset) / scale / float(intercept_scaling)
-        return np.ascontiguousarray(np.vstack([coef.T / scale, intercept[None, :]]))
+        return coef
 
     def _warm_start_record(self):
         """The privacy record of the fitted model a warm start starts from.

@@ -231,12 +231,20 @@ class PipelinePlan:
         The events of the private steps fitted before (composed into the estimator's event).
     row_norm_bound : float or None
         A public bound on the norm of the rows the estimator receives, or None.
+    chain_streams : frozenset
+        The stream tags (:mod:`skdp._streams`) of the pipeline's earlier fits, which a warm
+        start of the estimator continues.
+    step_streams : frozenset
+        The stream tags of the private steps fitted before the estimator in this fit: a warm
+        start whose chain drew from one of them has no composition bound either.
     """
 
     epsilon: float
     delta: float
     prior: tuple = ()
     row_norm_bound: object = None
+    chain_streams: frozenset = frozenset()
+    step_streams: frozenset = frozenset()
 
 
 class PrivateFit:
@@ -255,7 +263,9 @@ class PrivateFit:
             self.epsilon, self.delta = float(plan.epsilon), float(plan.delta)
             self.events = list(plan.prior)
             self.row_norm_bound = plan.row_norm_bound
+            self.chain_streams, self.step_streams = plan.chain_streams, plan.step_streams
         else:
+            self.chain_streams = self.step_streams = frozenset()
             self.epsilon = check_epsilon(estimator.epsilon)
             self.delta = check_delta(estimator.delta, n_samples)
             self.events = []
@@ -430,7 +440,8 @@ class PrivateFit:
         must then be zCDP (RDP linear in the order) with at most that rho, and the fit reports
         ``ZCDPEvent(rho)``, the bound that holds for every released bound. An event of another
         kind (Poisson-subsampled or Laplace noise) is refused: nothing is released but the
-        refusal, a function of the released bounds.
+        refusal, a function of the released bounds, which are charged to the fit's ledgers
+        (:class:`~skdp._fit_state.charged_if_failed`).
         """
         rho = remaining_rho(prior, self.epsilon, self.delta)
         target = remaining_epsilon(prior, self.epsilon, self.delta)
@@ -445,8 +456,9 @@ class PrivateFit:
                 f"{name} in this configuration (mini-batches, Laplace noise, or an option whose "
                 "accounting reads the problem's constants) has a privacy "
                 "event that depends on the bounds estimated privately inside the fit and is not "
-                "zCDP, so the two cannot be composed into one proven guarantee; nothing was "
-                "released. Give public bounds (data_norm=<number>, and y_bounds for DPRidge), "
+                "zCDP, so the two cannot be composed into one proven guarantee; the model is "
+                "not released (the bounds drawn before this refusal are charged to the fit's "
+                "ledgers). Give public bounds (data_norm=<number>, and y_bounds for DPRidge), "
                 "use the optimizer in full batch (dp_gdws: or a fixed max_iter), or use dp_gdws, "
                 "dp_scd (variant='secret_dual') or dp_nsgd_tree"
             )

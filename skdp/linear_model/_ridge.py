@@ -168,8 +168,8 @@ class DPRidge(RegressorMixin, DPLinearModel):
                 "each target's half-range, which is no single number in the targets' units"
             )
         n = X.shape[0]
-        self._check_common_params(n)
         fit = PrivateFit(self, n)
+        optimizer = self._checked_optimizer(X, K, n, fit, alpha / n)  # before any release
         sw = self._validate_sample_weight(sample_weight, X, fit.private)  # (weighted bounds)
         low, high = resolve_target_bounds(self.y_bounds, Y, fit, sw)
         # A private fit's optimizer sees targets in [-1, 1]: an exact reparameterisation of the
@@ -196,7 +196,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
             X, Y, get_loss("squared"), alpha / n,
             lambda optimizer, s: optimizer.default_squared_clip(math.sqrt(K)), n, sw,
             fit, target_map=(float(centre[0]), float(half[0])) if K == 1 else (centre, half),
-            weights_validated=True,
+            weights_validated=True, optimizer=optimizer,
         )
         # the released bounds are set once the fit is charged (_fit_problem), not before: a
         # callback that reads them during a fit that then fails would hold an uncharged release

@@ -190,6 +190,9 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         "verbose": ["verbose"],
     }
 
+    # a search charges its whole plan before it runs: the releases of a failed run are in it
+    _failed_fit_ledgers = None
+
     def __init__(
         self, estimator, param_grid, *, n_iter=10, shape=1.0, validation_fraction=0.25,
         scoring=None, score_epsilon=None, delta=None, max_epsilon=None, refit=False,

@@ -48,6 +48,7 @@ import math
 import numpy as np
 
 from .._dask import CandidateCounts, chunk_counts, is_dask
+from .._fit_state import log_release
 
 from .events import ExponentialMechanismEvent
 
@@ -238,4 +239,6 @@ def private_quantile(x, q, epsilon, rng, candidates=None, log_prior=None, cells=
     utility = quantile_utility(x, q, cand, cells)
     # Gumbel-max: argmax(eps u / 2 + log prior + G) is distributed as prior exp(eps u / 2) / Z.
     scores = 0.5 * epsilon * utility + prior + rng.gumbel(size=cand.shape[0])
-    return float(cand[int(np.argmax(scores))]), ExponentialMechanismEvent(float(epsilon))
+    event = ExponentialMechanismEvent(float(epsilon))
+    log_release(event)  # charged if the fit making it fails later (skdp._fit_state)
+    return float(cand[int(np.argmax(scores))]), event
