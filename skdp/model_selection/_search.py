@@ -115,7 +115,10 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         leaves no model behind. The internal fits charge nothing themselves.
     random_state : int, Generator or None, default=None
         Seeds the split, K, the candidates, the fits and the score noise. The guarantee assumes
-        this randomness is secret: a model whose seed is published has no privacy.
+        this randomness is secret: a model whose seed is published has no privacy. The seeds
+        drawn for the fits are used only while they run: the released model keeps the
+        ``random_state`` values of ``estimator`` (and of its steps), and neither they nor the
+        split are kept on the search.
     verbose : int, default=0
         > 0: print the planned guarantee before the search and the selected candidate after it.
 
@@ -353,17 +356,14 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         # -- the runs (nothing below is released except the selected run) -----------------------
         # The split is drawn from the search's own generator, never from the labels: a record
         # changes the training part or the validation part, never which part the others are in.
-        perm = rng.permutation(n)
-        valid, train = np.sort(perm[:m]), np.sort(perm[m:])
+        valid, train = _split(rng, n, m)
         take = take_rows if dask_input else _take
         X_tr, y_tr, X_va, y_va = take(X, train), take(y, train), take(X, valid), y_arr[valid]
         K = sample_repetitions(rng, float(self.n_iter), float(self.shape))
         best = None  # (noisy score, candidate index, model)
         for _ in range(K):
             c = int(rng.integers(len(candidates)))
-            model = _with_seeds(clone(estimators[c]), rng)
-            with _suspended():
-                model.fit(X_tr, y_tr)
+            model = _fit_with_fresh_seeds(clone(estimators[c]), rng, X_tr, y_tr)
             _check_planned(model, fit_records[c])
             raw = _score(model, X_va, y_va, scoring, final)
             noisy = raw + rng.normal(0.0, z_score * sensitivity)
@@ -382,9 +382,7 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         else:
             score, c, model = best
             if self.refit:
-                model = _with_seeds(clone(estimators[c]), rng)
-                with _suspended():
-                    model.fit(X, y)
+                model = _fit_with_fresh_seeds(clone(estimators[c]), rng, X, y)
                 _check_planned(model, full_records[c])
             self.best_score_, self.best_index_ = float(score), c
             self.best_params_ = dict(candidates[c])
@@ -494,11 +492,37 @@ def _unique(events):
     return out
 
 
-def _with_seeds(est, rng):
-    """Fresh independent seeds for every ``random_state`` of ``est`` (runs must be independent)."""
-    seeds = {k: int(rng.integers(2**31 - 1)) for k in est.get_params(deep=True)
-             if k == "random_state" or k.endswith("__random_state")}
-    return est.set_params(**seeds)
+def _split(rng, n, m):
+    """The validation and training rows (sorted indices): a random permutation of ``n`` rows
+    from the search's generator, its first ``m`` held out. Secret: never kept on the search."""
+    perm = rng.permutation(n)
+    return np.sort(perm[:m]), np.sort(perm[m:])
+
+
+def _fresh_seeds(est, rng):
+    """Fresh independent seeds from ``rng`` for every ``random_state`` of ``est`` (the runs
+    must draw independent noise), as a ``set_params`` dict."""
+    return {k: int(rng.integers(2**31 - 1)) for k in est.get_params(deep=True)
+            if k == "random_state" or k.endswith("__random_state")}
+
+
+def _fit_with_fresh_seeds(est, rng, X, y):
+    """Fit ``est`` (charging no ledger) with :func:`_fresh_seeds`, then give every
+    ``random_state`` back its own value.
+
+    The seeds are as secret as the noise they generate: left on the model, they would let anyone
+    holding it refit a clone on a candidate data set and recognise the true one by the bit-exact
+    coefficients (no privacy at all). So the released model keeps the estimator's own values.
+    """
+    own = {k: v for k, v in est.get_params(deep=True).items()
+           if k == "random_state" or k.endswith("__random_state")}
+    est.set_params(**_fresh_seeds(est, rng))
+    try:
+        with _suspended():
+            est.fit(X, y)
+    finally:
+        est.set_params(**own)
+    return est
 
 
 def _check_planned(model, planned):

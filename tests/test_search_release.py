@@ -1,0 +1,128 @@
+"""What PrivateSearchCV releases: no secret randomness on the selected model or the search, the
+search's guarantee on the selected model, every ledger a plain fit would charge, and the labels
+checked before the charge."""
+
+import pickle
+import struct
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+
+from skdp import DPLogisticRegression
+from skdp.model_selection import PrivateSearchCV
+from skdp.model_selection import _search
+from skdp.pipeline import PrivatePipeline
+from skdp.preprocessing import PrivateRobustScaler
+
+from ._helpers import unit_row_classification
+
+DELTA = 1e-5
+
+
+@pytest.fixture(scope="module")
+def neighbours():
+    """(X, y) and a neighbour differing in its last record."""
+    X, y = unit_row_classification(400, 3, seed=4)
+    X2, y2 = X.copy(), y.copy()
+    X2[-1], y2[-1] = 0.0, 1 - y[-1]
+    return (X, y), (X2, y2)
+
+
+def _logistic(**kw):
+    return DPLogisticRegression(epsilon=0.5, delta=1e-6, classes=[0, 1], data_norm=1.0,
+                                optimizer="dp_gdws", max_iter=20, **kw)
+
+
+def _pipeline(scaler_seed=None, final_seed=None, **kw):
+    return PrivatePipeline(
+        [("sc", PrivateRobustScaler(bounds=(-1.0, 1.0), random_state=scaler_seed)),
+         ("final", DPLogisticRegression(classes=[0, 1], optimizer="dp_gdws", max_iter=20,
+                                        random_state=final_seed))],
+        epsilon=1.0, delta=1e-6, **kw)
+
+
+def _grid(est):
+    return {("final__C" if hasattr(est, "steps") else "C"): [0.3, 3.0]}
+
+
+def _seeds_of(est):
+    return {k: v for k, v in est.get_params(deep=True).items()
+            if k == "random_state" or k.endswith("__random_state")}
+
+
+def _final(model):
+    return model[-1] if hasattr(model, "steps") else model
+
+
+# -- the runs' seeds and the split stay secret -------------------------------------------------
+@pytest.mark.parametrize("make", [lambda: _logistic(), lambda: _logistic(random_state=7),
+                                  lambda: _pipeline(), lambda: _pipeline(None, 7)],
+                         ids=["unseeded", "seeded", "pipeline", "pipeline-seeded"])
+def test_refitting_the_released_model_does_not_recognise_the_data(neighbours, make):
+    """The attack: refit a clone of the released model (from its pickle) on D and on its
+    neighbour D'. Had the model kept the seeds the search drew for it, the refit on the true
+    data set would reproduce its coefficients bit for bit (a perfect distinguisher)."""
+    (X, y), (X2, y2) = neighbours
+    est = make()
+    search = PrivateSearchCV(est, _grid(est), n_iter=2, refit=True, delta=DELTA,
+                             random_state=0).fit(X, y)
+    released = pickle.loads(pickle.dumps(search.best_estimator_))
+    for Xd, yd in ((X, y), (X2, y2)):
+        refit = clone(released).fit(Xd, yd)
+        assert not np.array_equal(_final(refit).coef_, _final(released).coef_)
+
+
+@pytest.mark.parametrize("refit", [False, True])
+@pytest.mark.parametrize("make", [lambda: _logistic(), lambda: _logistic(random_state=7),
+                                  lambda: _pipeline(), lambda: _pipeline(None, 7),
+                                  lambda: _pipeline(3, 7)],
+                         ids=["unseeded", "seeded", "pipeline", "pipeline-seeded",
+                              "pipeline-both-seeded"])
+def test_released_model_keeps_the_users_random_state(neighbours, make, refit):
+    (X, y), _ = neighbours
+    est = make()
+    search = PrivateSearchCV(est, _grid(est), n_iter=2, refit=refit, delta=DELTA,
+                             random_state=1).fit(X, y)
+    assert _seeds_of(search.best_estimator_) == _seeds_of(est)
+    assert _seeds_of(search) == {"random_state": 1, **{
+        f"estimator__{k}": v for k, v in _seeds_of(est).items()}}
+
+
+def _bytes_of_int(value):
+    return (struct.pack("<i", value), struct.pack("<q", value))
+
+
+@pytest.mark.parametrize("make", [lambda: _logistic(random_state=7), lambda: _pipeline()],
+                         ids=["estimator", "pipeline"])
+@pytest.mark.parametrize("refit", [False, True])
+def test_fitted_search_holds_no_seed_and_no_split(neighbours, monkeypatch, make, refit):
+    """Neither the seeds drawn for the runs nor the validation / training rows are reachable
+    from the fitted search: its pickle holds none of their bytes."""
+    drawn, splits = [], []
+
+    def fresh_seeds(est, rng):
+        seeds = fresh_seeds.original(est, rng)
+        drawn.extend(seeds.values())
+        return seeds
+
+    def split(rng, n, m):
+        parts = split.original(rng, n, m)
+        splits.extend(parts)
+        return parts
+
+    fresh_seeds.original, split.original = _search._fresh_seeds, _search._split
+    monkeypatch.setattr(_search, "_fresh_seeds", fresh_seeds)
+    monkeypatch.setattr(_search, "_split", split)
+    (X, y), _ = neighbours
+    est = make()
+    search = PrivateSearchCV(est, _grid(est), n_iter=3, refit=refit, delta=DELTA,
+                             random_state=2).fit(X, y)
+    assert drawn and len(splits) == 2
+    blob = pickle.dumps(search)
+    for seed in drawn:
+        assert not any(b in blob for b in _bytes_of_int(seed)), seed
+    for rows in splits:
+        assert np.asarray(rows, dtype=np.int64).tobytes() not in blob
+    assert not hasattr(search, "cv_results_")
+    assert set(search.best_params_) == set(_grid(est))
