@@ -4,16 +4,20 @@ checked before the charge."""
 
 import pickle
 import struct
+import warnings
 
 import numpy as np
 import pytest
 from sklearn.base import clone
 
-from skdp import DPLogisticRegression
+from skdp import DPLogisticRegression, PrivacyLedger, compute_epsilon
+from skdp._streams import released_streams
+from skdp.ledger import compose
 from skdp.model_selection import PrivateSearchCV
 from skdp.model_selection import _search
 from skdp.pipeline import PrivatePipeline
 from skdp.preprocessing import PrivateRobustScaler
+from skdp.privacy import ComposedEvent
 
 from ._helpers import unit_row_classification
 
@@ -23,7 +27,7 @@ DELTA = 1e-5
 @pytest.fixture(scope="module")
 def neighbours():
     """(X, y) and a neighbour differing in its last record."""
-    X, y = unit_row_classification(400, 3, seed=4)
+    X, y = unit_row_classification(600, 3, seed=4)
     X2, y2 = X.copy(), y.copy()
     X2[-1], y2[-1] = 0.0, 1 - y[-1]
     return (X, y), (X2, y2)
@@ -36,10 +40,10 @@ def _logistic(**kw):
 
 def _pipeline(scaler_seed=None, final_seed=None, **kw):
     return PrivatePipeline(
-        [("sc", PrivateRobustScaler(bounds=(-1.0, 1.0), random_state=scaler_seed)),
+        [("sc", PrivateRobustScaler(random_state=scaler_seed)),
          ("final", DPLogisticRegression(classes=[0, 1], optimizer="dp_gdws", max_iter=20,
                                         random_state=final_seed))],
-        epsilon=1.0, delta=1e-6, **kw)
+        epsilon=1.0, delta=1e-6, weights={"sc": 1.0, "final": 1.0}, **kw)  # a private scaler
 
 
 def _grid(est):
@@ -126,3 +130,51 @@ def test_fitted_search_holds_no_seed_and_no_split(neighbours, monkeypatch, make,
         assert np.asarray(rows, dtype=np.int64).tobytes() not in blob
     assert not hasattr(search, "cv_results_")
     assert set(search.best_params_) == set(_grid(est))
+
+
+# -- the released model carries the search's guarantee ----------------------------------------
+@pytest.mark.parametrize("make", [lambda: _logistic(), lambda: _pipeline()],
+                         ids=["estimator", "pipeline"])
+@pytest.mark.parametrize("refit", [False, True])
+def test_warm_start_from_the_released_model_composes_the_search(neighbours, make, refit):
+    """The released model was selected with the data: a warm start from it (here from its
+    pickle, as it is published) must compose the whole search with the new fit, not only the
+    selected run's fit."""
+    (X, y), _ = neighbours
+    est = make()
+    search = PrivateSearchCV(est, _grid(est), n_iter=3, refit=refit, delta=DELTA,
+                             random_state=0).fit(X, y)
+    released = pickle.loads(pickle.dumps(search.best_estimator_))
+    _final(released).set_params(warm_start=True)
+    with PrivacyLedger() as ledger, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        released.fit(X, y)
+    # the start counted as the private release it is (its digest matched, no shared stream)
+    assert not [w for w in caught if "warm-started" in str(w.message)]
+    chain = ComposedEvent((search.dp_event_, ledger.entries[-1].event))
+    expected = compute_epsilon(chain, released.delta_, "rdp")
+    assert released.epsilon_ >= expected * (1 - 1e-12) > search.epsilon_
+    history = _final(released).privacy_record_.details["warm_start_history"]
+    assert history[0].event == search.dp_event_ and len(history) == 2
+
+
+@pytest.mark.parametrize("make", [lambda: _logistic(), lambda: _pipeline()],
+                         ids=["estimator", "pipeline"])
+@pytest.mark.parametrize("refit", [False, True])
+def test_released_model_carries_the_search_record(neighbours, make, refit):
+    (X, y), _ = neighbours
+    est = make()
+    search = PrivateSearchCV(est, _grid(est), n_iter=3, refit=refit, delta=DELTA,
+                             random_state=0).fit(X, y)
+    best = search.best_estimator_
+    carriers = [best] + ([best[0], best[-1]] if hasattr(best, "steps") else [])
+    for obj in carriers:
+        assert obj.dp_event_ == search.dp_event_ == obj.privacy_record_.event
+        assert (obj.epsilon_, obj.delta_) == (search.epsilon_, search.delta_)
+        assert released_streams(search) <= released_streams(obj)
+    # the selected fit's own record: the event planned for it (on the training part, or on
+    # all the data for the refit)
+    own = _final(best).privacy_record_.details["selected_fit"]
+    planned = search.dp_event_.events[1].events if refit else search.dp_event_.event.events
+    assert any(own.event == e for e in planned)
+    assert compose([best]) == compose([search])

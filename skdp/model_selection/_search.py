@@ -1,5 +1,6 @@
 """PrivateSearchCV: hyper-parameter search with one (epsilon, delta) guarantee for the whole search."""
 
+from dataclasses import replace
 import math
 from numbers import Real
 
@@ -12,7 +13,8 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._fit_state import keeps_state_on_error
-from .._streams import remember_streams, stream_state
+from .._streams import ATTRIBUTE as STREAMS_ATTRIBUTE
+from .._streams import released_streams, remember_streams, stream_state
 from .._validation import (
     OPEN_UNIT, POSITIVE, POSITIVE_OR_INF, RANDOM_STATE, check_delta, make_generator,
 )
@@ -125,9 +127,11 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     best_estimator_ : estimator or None
-        The selected model (None only when a Poisson K was 0). Its own ``epsilon_`` is that of
-        one fit; the guarantee of the released model, selection included, is the search's
-        ``epsilon_``.
+        The selected model (None only when a Poisson K was 0). It was chosen with the data, so
+        its guarantee is the search's: its ``privacy_record_``, ``dp_event_``, ``epsilon_`` and
+        ``delta_`` (and those of a pipeline's private steps) are the search's, and a warm start
+        from it composes the whole search. Its own fit's record is in
+        ``privacy_record_.details["selected_fit"]``.
     best_params_ : dict or None
     best_index_ : int or None
         Index of the selected candidate in ``candidates_``.
@@ -386,7 +390,7 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
                 _check_planned(model, full_records[c])
             self.best_score_, self.best_index_ = float(score), c
             self.best_params_ = dict(candidates[c])
-            self.best_estimator_ = model
+            self.best_estimator_ = _carry_search_record(model, record, released_streams(self))
         self.dp_event_ = event
         self.epsilon_, self.delta_ = float(epsilon), float(delta)
         self.privacy_record_ = record
@@ -523,6 +527,34 @@ def _fit_with_fresh_seeds(est, rng, X, y):
     finally:
         est.set_params(**own)
     return est
+
+
+def _carry_search_record(model, record, streams):
+    """``model`` (the selected model), with the search's guarantee on every fitted skdp object
+    in it (itself, a pipeline's steps): ``privacy_record_``, ``dp_event_``, ``epsilon_``,
+    ``delta_``. Returns ``model``.
+
+    The model was chosen with the data, so what it reveals is bounded by the whole search, not
+    by its own fit: a warm start from it (which composes its start's ``privacy_record_``, see
+    :func:`~skdp.linear_model._base.warm_started_record`) or a composition reading its
+    ``dp_event_`` must count the search. The fit's own record stays in the record's
+    ``details["selected_fit"]``. Its coefficients are untouched, so the release digest a warm
+    start checks still matches. The search's random stream is added to the streams the model
+    remembers (:mod:`skdp._streams`): a later fit drawing from it is not independent of it.
+    """
+    from ..pipeline import _walk
+
+    seen = set()
+    for _, obj in _walk(model, "", fitted=True):
+        if id(obj) in seen or not isinstance(getattr(obj, "privacy_record_", None), PrivacyRecord):
+            continue
+        seen.add(id(obj))
+        obj.privacy_record_ = replace(
+            record, details={**record.details, "selected_fit": obj.privacy_record_})
+        obj.dp_event_ = record.event
+        obj.epsilon_, obj.delta_ = record.epsilon, record.delta
+        setattr(obj, STREAMS_ATTRIBUTE, released_streams(obj) | streams)
+    return model
 
 
 def _check_planned(model, planned):
