@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from skdp import DPLogisticRegression, PrivacyLedger, compute_epsilon
+from skdp import BudgetExceededError, DPLogisticRegression, PrivacyLedger, compute_epsilon
 from skdp._streams import released_streams
 from skdp.ledger import compose
 from skdp.model_selection import PrivateSearchCV
@@ -178,3 +178,33 @@ def test_released_model_carries_the_search_record(neighbours, make, refit):
     planned = search.dp_event_.events[1].events if refit else search.dp_event_.event.events
     assert any(own.event == e for e in planned)
     assert compose([best]) == compose([search])
+
+
+# -- every ledger a plain fit would charge ------------------------------------------------------
+def test_search_charges_the_pipeline_and_step_ledgers(neighbours):
+    """A plain fit of a PrivatePipeline charges its own ledger and its steps' ledgers: the
+    search over it charges each of them with the whole search, once."""
+    (X, y), _ = neighbours
+    own, pipe_ledger, scaler_ledger, final_ledger = (PrivacyLedger(name=n) for n in
+                                                     ("search", "pipe", "scaler", "final"))
+    pipe = _pipeline(ledger=pipe_ledger).set_params(sc__ledger=scaler_ledger,
+                                                    final__ledger=final_ledger)
+    search = PrivateSearchCV(pipe, _grid(pipe), n_iter=2, delta=DELTA, ledger=own,
+                             random_state=0).fit(X, y)
+    for ledger in (own, pipe_ledger, scaler_ledger, final_ledger):
+        assert len(ledger) == 1, ledger.name
+        assert ledger.entries[0].event == search.dp_event_
+        assert ledger.entries[0].source == "PrivateSearchCV"
+
+
+@pytest.mark.parametrize("where", ["ledger", "sc__ledger", "final__ledger"])
+def test_search_enforces_the_ceiling_of_a_pipeline_ledger(neighbours, where):
+    (X, y), _ = neighbours
+    pipe = _pipeline()
+    search = PrivateSearchCV(pipe, _grid(pipe), n_iter=2, delta=DELTA, random_state=0)
+    cost = clone(search).fit(X, y).epsilon_
+    capped = PrivacyLedger(epsilon=0.5 * cost, delta=DELTA)
+    search.set_params(**{f"estimator__{where}": capped})
+    with pytest.raises(BudgetExceededError):
+        search.fit(X, y)
+    assert len(capped) == 0 and not hasattr(search, "best_estimator_")

@@ -114,7 +114,9 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
     ledger : PrivacyLedger or None, default=None
         Charged with the whole search as one event (as are open ledger contexts, also when the
         search runs in a worker process), before any private record is read: a refused charge
-        leaves no model behind. The internal fits charge nothing themselves.
+        leaves no model behind. So is every ledger a plain fit of ``estimator`` would charge
+        (its own ``ledger``; for a PrivatePipeline its ``ledger`` and its steps'): their
+        ceilings hold for the search. The internal fits charge nothing themselves.
     random_state : int, Generator or None, default=None
         Seeds the split, K, the candidates, the fits and the score noise. The guarantee assumes
         this randomness is secret: a model whose seed is published has no privacy. The seeds
@@ -332,10 +334,13 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
                 f"the search would spend epsilon={epsilon:.4g} at delta={delta:.3g}, over "
                 f"max_epsilon={self.max_epsilon}; lower the candidates' epsilon or n_iter"
             )
+        # every ledger a plain fit of a candidate would charge (a PrivatePipeline's own and its
+        # steps' ledgers too), each charged with the whole search
         ledgers = ledgers_to_charge(self.ledger, self._carried_ledgers())
-        for led in ledgers_to_charge(getattr(final, "ledger", None), final._carried_ledgers()):
-            if all(led is not other for other in ledgers):
-                ledgers.append(led)
+        for est in estimators:
+            for led in _fit_ledgers(est):
+                if all(led is not other for other in ledgers):
+                    ledgers.append(led)
         precheck(ledgers, epsilon, delta, type(self).__name__, event=event)
         if scoring == "accuracy":
             sensitivity = 1.0 / m
@@ -486,6 +491,20 @@ def _check_stateless_steps(estimator, probe):
                 )
             P = _check_row_wise(name, step, P)
         est = est.steps[-1][1]
+
+
+def _fit_ledgers(estimator):
+    """The ledgers a plain fit of ``estimator`` charges: a PrivatePipeline's (its own ledger,
+    the open contexts, its steps' ledgers: :meth:`PrivatePipeline._ledgers`), else its final
+    skdp estimator's (its ledger and the open contexts), as that fit finds them."""
+    from ..pipeline import PrivatePipeline
+
+    est = estimator
+    while not isinstance(est, PrivatePipeline) and hasattr(est, "steps"):
+        est = est.steps[-1][1]  # a plain Pipeline: only its final step spends
+    if isinstance(est, PrivatePipeline):
+        return est._ledgers()
+    return ledgers_to_charge(getattr(est, "ledger", None), est._carried_ledgers())
 
 
 def _unique(events):
