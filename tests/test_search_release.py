@@ -208,3 +208,22 @@ def test_search_enforces_the_ceiling_of_a_pipeline_ledger(neighbours, where):
     with pytest.raises(BudgetExceededError):
         search.fit(X, y)
     assert len(capped) == 0 and not hasattr(search, "best_estimator_")
+
+
+# -- labels are checked against the declared classes before the charge ------------------------
+@pytest.mark.parametrize("seed", range(4))
+def test_label_outside_the_declared_classes_is_refused_before_the_charge(neighbours, seed):
+    """Whatever the secret split, the search raises the ValueError a plain fit raises, before
+    any charge: the outcome does not depend on which part the record fell in."""
+    (X, y), _ = neighbours
+    y = y.copy()
+    y[123] = 7
+    with pytest.raises(ValueError, match="not in classes") as plain:
+        _logistic().fit(X, y)
+    ledger = PrivacyLedger()
+    search = PrivateSearchCV(_logistic(), {"C": [1.0]}, n_iter=2, delta=DELTA, ledger=ledger,
+                             random_state=seed)
+    with pytest.raises(ValueError) as refused:
+        search.fit(X, y)
+    assert str(refused.value) == str(plain.value)
+    assert len(ledger) == 0 and not hasattr(search, "best_estimator_")

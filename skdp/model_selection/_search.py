@@ -19,7 +19,7 @@ from .._validation import (
     OPEN_UNIT, POSITIVE, POSITIVE_OR_INF, RANDOM_STATE, check_delta, make_generator,
 )
 from .._row_wise import check_row_wise
-from .._dask import as_dask_inputs, compute, is_dask, predict_blocks, take_rows, unique_labels
+from .._dask import as_dask_inputs, compute, is_dask, predict_blocks, take_rows
 from ..ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge, ledgers_to_charge
 from ..ledger import precheck
 from ..privacy import (
@@ -30,6 +30,7 @@ from ..privacy import (
     compute_epsilon,
 )
 from ..linear_model._bounds import public_target_bounds
+from ..linear_model._classifier import resolve_classes
 from ._cost import _budgets, _schema, final_estimator, plan_event, same_event, target_columns
 from ._events import MaxEvent, RepeatAndSelectEvent, sample_repetitions
 from .._warnings import warn
@@ -293,9 +294,12 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         classes = None
         if classifier:
             # the label set must be fixed for the plan; as for the estimators, reading it from
-            # y reveals which labels occur (pass `classes` to the estimator to avoid it)
-            classes = np.asarray(final.classes) if final.classes is not None else (
-                unique_labels(y_arr) if dask_input else np.unique(y_arr))
+            # y reveals which labels occur (pass `classes` to the estimator to avoid it). The
+            # whole y is checked against declared classes now, as a plain fit checks it: a label
+            # outside them raises here, before any charge, not in whichever run's training part
+            # the secret split put it
+            declared, _ = resolve_classes(final.classes, y_arr)
+            classes = np.asarray(final.classes) if final.classes is not None else declared
         for params in candidates:
             est = clone(self.estimator).set_params(**params)
             if classifier:
