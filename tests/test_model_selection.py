@@ -105,8 +105,10 @@ def test_search_guarantee_equals_repeat_and_select_of_the_fit(data):
     theirs = _dp_accounting_epsilon(
         dp_event.RepeatAndSelectDpEvent(fit_events[0].to_dp_accounting(), 5, 1.0))
     assert abs(search.epsilon_ - theirs) <= 2e-3 * theirs
-    # the model released was fitted with exactly that event on the training part
-    assert search.best_estimator_.dp_event_ == fit_events[0]
+    # the model released was fitted with exactly that event on the training part; selected
+    # with the data, it carries the search's guarantee
+    assert search.best_estimator_.privacy_record_.details["selected_fit"].event == fit_events[0]
+    assert search.best_estimator_.dp_event_ == search.dp_event_
     assert search.n_train_ + search.n_validation_ == X.shape[0]
 
 
@@ -152,7 +154,8 @@ def test_refit_and_max_epsilon(data):
     assert refit.epsilon_ > plain.epsilon_
     # the refit composes one more full-data fit onto the same random-stopping event
     assert refit.dp_event_.events[0] == plain.dp_event_
-    assert refit.dp_event_.events[1].events == (refit.best_estimator_.dp_event_,)
+    selected_fit = refit.best_estimator_.privacy_record_.details["selected_fit"]
+    assert refit.dp_event_.events[1].events == (selected_fit.event,)
     with pytest.raises(ValueError, match="max_epsilon"):
         PrivateSearchCV(est, {"C": [0.1, 1.0]}, max_epsilon=0.5 * plain.epsilon_, **kw).fit(X, y)
 

@@ -1,5 +1,6 @@
 """PrivateSearchCV: hyper-parameter search with one (epsilon, delta) guarantee for the whole search."""
 
+from dataclasses import replace
 import math
 from numbers import Real
 
@@ -12,12 +13,13 @@ from sklearn.utils.validation import check_is_fitted
 from sklearn.utils._param_validation import HasMethods, Interval, StrOptions
 
 from .._fit_state import keeps_state_on_error
-from .._streams import remember_streams, stream_state
+from .._streams import ATTRIBUTE as STREAMS_ATTRIBUTE
+from .._streams import released_streams, remember_streams, stream_state
 from .._validation import (
     OPEN_UNIT, POSITIVE, POSITIVE_OR_INF, RANDOM_STATE, check_delta, make_generator,
 )
 from .._row_wise import check_row_wise
-from .._dask import as_dask_inputs, compute, is_dask, predict_blocks, take_rows, unique_labels
+from .._dask import as_dask_inputs, compute, is_dask, predict_blocks, take_rows
 from ..ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge, ledgers_to_charge
 from ..ledger import precheck
 from ..privacy import (
@@ -28,6 +30,7 @@ from ..privacy import (
     compute_epsilon,
 )
 from ..linear_model._bounds import public_target_bounds
+from ..linear_model._classifier import resolve_classes
 from ._cost import _budgets, _schema, final_estimator, plan_event, same_event, target_columns
 from ._events import MaxEvent, RepeatAndSelectEvent, sample_repetitions
 from .._warnings import warn
@@ -112,19 +115,26 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
     ledger : PrivacyLedger or None, default=None
         Charged with the whole search as one event (as are open ledger contexts, also when the
         search runs in a worker process), before any private record is read: a refused charge
-        leaves no model behind. The internal fits charge nothing themselves.
+        leaves no model behind. So is every ledger a plain fit of ``estimator`` would charge
+        (its own ``ledger``; for a PrivatePipeline its ``ledger`` and its steps'): their
+        ceilings hold for the search. The internal fits charge nothing themselves.
     random_state : int, Generator or None, default=None
         Seeds the split, K, the candidates, the fits and the score noise. The guarantee assumes
-        this randomness is secret: a model whose seed is published has no privacy.
+        this randomness is secret: a model whose seed is published has no privacy. The seeds
+        drawn for the fits are used only while they run: the released model keeps the
+        ``random_state`` values of ``estimator`` (and of its steps), and neither they nor the
+        split are kept on the search.
     verbose : int, default=0
         > 0: print the planned guarantee before the search and the selected candidate after it.
 
     Attributes
     ----------
     best_estimator_ : estimator or None
-        The selected model (None only when a Poisson K was 0). Its own ``epsilon_`` is that of
-        one fit; the guarantee of the released model, selection included, is the search's
-        ``epsilon_``.
+        The selected model (None only when a Poisson K was 0). It was chosen with the data, so
+        its guarantee is the search's: its ``privacy_record_``, ``dp_event_``, ``epsilon_`` and
+        ``delta_`` (and those of a pipeline's private steps) are the search's, and a warm start
+        from it composes the whole search. Its own fit's record is in
+        ``privacy_record_.details["selected_fit"]``.
     best_params_ : dict or None
     best_index_ : int or None
         Index of the selected candidate in ``candidates_``.
@@ -287,9 +297,12 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         classes = None
         if classifier:
             # the label set must be fixed for the plan; as for the estimators, reading it from
-            # y reveals which labels occur (pass `classes` to the estimator to avoid it)
-            classes = np.asarray(final.classes) if final.classes is not None else (
-                unique_labels(y_arr) if dask_input else np.unique(y_arr))
+            # y reveals which labels occur (pass `classes` to the estimator to avoid it). The
+            # whole y is checked against declared classes now, as a plain fit checks it: a label
+            # outside them raises here, before any charge, not in whichever run's training part
+            # the secret split put it
+            declared, _ = resolve_classes(final.classes, y_arr)
+            classes = np.asarray(final.classes) if final.classes is not None else declared
         for params in candidates:
             est = clone(self.estimator).set_params(**params)
             if classifier:
@@ -328,10 +341,13 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
                 f"the search would spend epsilon={epsilon:.4g} at delta={delta:.3g}, over "
                 f"max_epsilon={self.max_epsilon}; lower the candidates' epsilon or n_iter"
             )
+        # every ledger a plain fit of a candidate would charge (a PrivatePipeline's own and its
+        # steps' ledgers too), each charged with the whole search
         ledgers = ledgers_to_charge(self.ledger, self._carried_ledgers())
-        for led in ledgers_to_charge(getattr(final, "ledger", None), final._carried_ledgers()):
-            if all(led is not other for other in ledgers):
-                ledgers.append(led)
+        for est in estimators:
+            for led in _fit_ledgers(est):
+                if all(led is not other for other in ledgers):
+                    ledgers.append(led)
         precheck(ledgers, epsilon, delta, type(self).__name__, event=event)
         if scoring == "accuracy":
             sensitivity = 1.0 / m
@@ -356,17 +372,14 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         # -- the runs (nothing below is released except the selected run) -----------------------
         # The split is drawn from the search's own generator, never from the labels: a record
         # changes the training part or the validation part, never which part the others are in.
-        perm = rng.permutation(n)
-        valid, train = np.sort(perm[:m]), np.sort(perm[m:])
+        valid, train = _split(rng, n, m)
         take = take_rows if dask_input else _take
         X_tr, y_tr, X_va, y_va = take(X, train), take(y, train), take(X, valid), y_arr[valid]
         K = sample_repetitions(rng, float(self.n_iter), float(self.shape))
         best = None  # (noisy score, candidate index, model)
         for _ in range(K):
             c = int(rng.integers(len(candidates)))
-            model = _with_seeds(clone(estimators[c]), rng)
-            with _suspended():
-                model.fit(X_tr, y_tr)
+            model = _fit_with_fresh_seeds(clone(estimators[c]), rng, X_tr, y_tr)
             _check_planned(model, fit_records[c])
             raw = _score(model, X_va, y_va, scoring, final)
             noisy = raw + rng.normal(0.0, z_score * sensitivity)
@@ -385,13 +398,11 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         else:
             score, c, model = best
             if self.refit:
-                model = _with_seeds(clone(estimators[c]), rng)
-                with _suspended():
-                    model.fit(X, y)
+                model = _fit_with_fresh_seeds(clone(estimators[c]), rng, X, y)
                 _check_planned(model, full_records[c])
             self.best_score_, self.best_index_ = float(score), c
             self.best_params_ = dict(candidates[c])
-            self.best_estimator_ = model
+            self.best_estimator_ = _carry_search_record(model, record, released_streams(self))
         self.dp_event_ = event
         self.epsilon_, self.delta_ = float(epsilon), float(delta)
         self.privacy_record_ = record
@@ -489,6 +500,20 @@ def _check_stateless_steps(estimator, probe):
         est = est.steps[-1][1]
 
 
+def _fit_ledgers(estimator):
+    """The ledgers a plain fit of ``estimator`` charges: a PrivatePipeline's (its own ledger,
+    the open contexts, its steps' ledgers: :meth:`PrivatePipeline._ledgers`), else its final
+    skdp estimator's (its ledger and the open contexts), as that fit finds them."""
+    from ..pipeline import PrivatePipeline
+
+    est = estimator
+    while not isinstance(est, PrivatePipeline) and hasattr(est, "steps"):
+        est = est.steps[-1][1]  # a plain Pipeline: only its final step spends
+    if isinstance(est, PrivatePipeline):
+        return est._ledgers()
+    return ledgers_to_charge(getattr(est, "ledger", None), est._carried_ledgers())
+
+
 def _unique(events):
     out = []
     for e in events:
@@ -497,11 +522,65 @@ def _unique(events):
     return out
 
 
-def _with_seeds(est, rng):
-    """Fresh independent seeds for every ``random_state`` of ``est`` (runs must be independent)."""
-    seeds = {k: int(rng.integers(2**31 - 1)) for k in est.get_params(deep=True)
-             if k == "random_state" or k.endswith("__random_state")}
-    return est.set_params(**seeds)
+def _split(rng, n, m):
+    """The validation and training rows (sorted indices): a random permutation of ``n`` rows
+    from the search's generator, its first ``m`` held out. Secret: never kept on the search."""
+    perm = rng.permutation(n)
+    return np.sort(perm[:m]), np.sort(perm[m:])
+
+
+def _fresh_seeds(est, rng):
+    """Fresh independent seeds from ``rng`` for every ``random_state`` of ``est`` (the runs
+    must draw independent noise), as a ``set_params`` dict."""
+    return {k: int(rng.integers(2**31 - 1)) for k in est.get_params(deep=True)
+            if k == "random_state" or k.endswith("__random_state")}
+
+
+def _fit_with_fresh_seeds(est, rng, X, y):
+    """Fit ``est`` (charging no ledger) with :func:`_fresh_seeds`, then give every
+    ``random_state`` back its own value.
+
+    The seeds are as secret as the noise they generate: left on the model, they would let anyone
+    holding it refit a clone on a candidate data set and recognise the true one by the bit-exact
+    coefficients (no privacy at all). So the released model keeps the estimator's own values.
+    """
+    own = {k: v for k, v in est.get_params(deep=True).items()
+           if k == "random_state" or k.endswith("__random_state")}
+    est.set_params(**_fresh_seeds(est, rng))
+    try:
+        with _suspended():
+            est.fit(X, y)
+    finally:
+        est.set_params(**own)
+    return est
+
+
+def _carry_search_record(model, record, streams):
+    """``model`` (the selected model), with the search's guarantee on every fitted skdp object
+    in it (itself, a pipeline's steps): ``privacy_record_``, ``dp_event_``, ``epsilon_``,
+    ``delta_``. Returns ``model``.
+
+    The model was chosen with the data, so what it reveals is bounded by the whole search, not
+    by its own fit: a warm start from it (which composes its start's ``privacy_record_``, see
+    :func:`~skdp.linear_model._base.warm_started_record`) or a composition reading its
+    ``dp_event_`` must count the search. The fit's own record stays in the record's
+    ``details["selected_fit"]``. Its coefficients are untouched, so the release digest a warm
+    start checks still matches. The search's random stream is added to the streams the model
+    remembers (:mod:`skdp._streams`): a later fit drawing from it is not independent of it.
+    """
+    from ..pipeline import _walk
+
+    seen = set()
+    for _, obj in _walk(model, "", fitted=True):
+        if id(obj) in seen or not isinstance(getattr(obj, "privacy_record_", None), PrivacyRecord):
+            continue
+        seen.add(id(obj))
+        obj.privacy_record_ = replace(
+            record, details={**record.details, "selected_fit": obj.privacy_record_})
+        obj.dp_event_ = record.event
+        obj.epsilon_, obj.delta_ = record.epsilon, record.delta
+        setattr(obj, STREAMS_ATTRIBUTE, released_streams(obj) | streams)
+    return model
 
 
 def _check_planned(model, planned):
