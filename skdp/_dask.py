@@ -13,6 +13,10 @@ clipped per-example gradients at the current point. That is a sum over chunks of
    same data and chunking give the same floats);
 3. adds the noise on the client, from the fit's generator (:mod:`skdp.optimizers._loops`).
 
+Every block of an input is checked against the chunk sizes its array declares (the fit's n, its
+Poisson samples and the kernels' bounds are those sizes), wherever the block is computed; the
+prepared chunks are checked again where the kernels read them.
+
 Nothing of the data reaches the client but each step's clipped sum (whose sensitivity is the
 one the noise is calibrated for), the public n and shapes, and what the in-memory fit releases
 too: the label set when ``classes`` is not given, and the private bounds (``data_norm="auto"``,
@@ -28,6 +32,7 @@ set) run on dask's synchronous scheduler unless the user configured another (:fu
 """
 
 from collections import namedtuple
+from functools import partial
 import sys
 
 import numpy as np
@@ -60,7 +65,30 @@ def _to_array(obj, name):
         raise ValueError(f"{name} must be a dask array, DataFrame or Series; got {type(obj)}")
     if any(np.isnan(c) for chunks in obj.chunks for c in chunks):
         obj = compute_chunk_sizes(obj)
-    return obj
+    # Every computation of the array checks its blocks against the declared chunk sizes (which
+    # a map_blocks that drops rows leaves unchanged): the fit's n, its Poisson samples and the
+    # kernels' bounds are those sizes, and a release over other rows would not be the fit's.
+    return obj.map_blocks(partial(_declared_block, name=name), meta=obj._meta)
+
+
+def _declared_block(block, block_info=None, name="X"):
+    """``block`` when its shape is the one its dask array declares for it, else a ValueError."""
+    declared = tuple(stop - start for start, stop in block_info[0]["array-location"])
+    _check_shape(np.shape(block), declared, name)
+    return block
+
+
+def _check_shape(shape, declared, name):
+    """Refuse a block of shape ``shape`` where its dask array declares ``declared``."""
+    if tuple(shape) != tuple(declared):
+        raise ValueError(
+            f"{name}: a block of the dask array has shape {tuple(shape)} but the array "
+            f"declares {tuple(declared)} for it. Its chunk sizes do not describe its blocks (as "
+            "after a map_blocks that drops rows, whose chunks dask keeps as they were); the fit "
+            "needs the real sizes: call compute_chunk_sizes() on the array, declare the sizes "
+            "unknown (map_blocks(..., chunks=((np.nan,) * n_blocks, ...))), or, from a dask "
+            "DataFrame, use to_dask_array(lengths=True)."
+        )
 
 
 def as_dask_vector(v, row_chunks, name):
@@ -177,12 +205,20 @@ def compute_chunk_sizes(a):
 
 
 # -- what runs on the workers --------------------------------------------------------------------
-def _prepare(x, Y, weight, data_norm, intercept_scaling, unit, max_weight):
-    """One chunk as the in-memory fit prepares the whole design: (rows, Y, index)."""
+def _prepare(x, Y, weight, shape, data_norm, intercept_scaling, unit, max_weight):
+    """One chunk as the in-memory fit prepares the whole design: (rows, Y, index).
+
+    ``shape`` is the chunk's declared (rows, columns) of X, the sizes the client's indices and
+    the kernels' bounds assume: its X, Y and weights must have them (the kernels do not check).
+    """
     from ._rows import make_rows
     from .linear_model._base import clipped_design
 
     x = np.asarray(x)  # float32 stays float32, as in memory (clipped_design converts the rest)
+    _check_shape(x.shape, shape, "X")
+    _check_shape(np.shape(Y)[:1], shape[:1], "y")
+    if weight is not None:
+        _check_shape(np.shape(weight), shape[:1], "sample_weight")
     if not np.all(np.isfinite(x)):
         raise ValueError("Input X contains NaN or infinity.")
     Xc = clipped_design(x, data_norm, intercept_scaling, unit)  # reads the chunk in place
@@ -265,9 +301,11 @@ class DaskDesign:
         yb = Y.rechunk((X.chunks[0], -1)).to_delayed().ravel()
         wb = [None] * len(xb) if weight is None else weight.to_delayed().ravel()
         prepare = dask.delayed(_prepare, pure=True)
+        d = int(X.shape[1])
         parts = [
-            prepare(x, y, w, float(data_norm), intercept_scaling, float(unit), float(max_weight))
-            for x, y, w in zip(xb, yb, wb)
+            prepare(x, y, w, (int(rows), d), float(data_norm), intercept_scaling, float(unit),
+                    float(max_weight))
+            for x, y, w, rows in zip(xb, yb, wb, X.chunks[0])
         ]
         self._client = _client()
         if self._client is not None:

@@ -60,6 +60,76 @@ def _filtered(a):
     return _lazy(a).map_blocks(lambda b: b[b[:, 0] > 0], dtype=a.dtype)
 
 
+# -- declared chunk sizes that do not describe the blocks -----------------------------------------
+@pytest.mark.parametrize("which", ["X", "y", "sample_weight"])
+@pytest.mark.parametrize("batch_size", [None, 0.2], ids=["full batch", "poisson"])
+def test_chunk_sizes_that_do_not_describe_the_blocks_are_refused_before_any_release(
+        which, batch_size, monkeypatch):
+    """An input whose blocks are not of the declared chunk sizes (a map_blocks that drops rows)
+    is refused with what to do where its blocks are first computed, before the private row
+    bound is released (or anything charged) and before the chunks are prepared for the
+    kernels: the fit's n, Poisson samples and kernel bounds are the declared sizes (without
+    the check the kernels read past the chunks: NaN coefficients under a finite epsilon_)."""
+    import skdp._dask as skdp_dask
+
+    prepared = []  # the chunks prepared for the kernels (the last check, after the releases)
+    prepare = skdp_dask._prepare
+    monkeypatch.setattr(skdp_dask, "_prepare", lambda *a: prepared.append(1) or prepare(*a))
+    X, y = _data()
+    w = np.abs(X[:, 0]) + 0.5
+    inputs = {"X": _lazy(X), "y": _lazy(y), "sample_weight": _lazy(w)}
+    if which == "X":
+        inputs["X"] = _filtered(X)
+    else:  # the column filtered on X's first column
+        column = {"y": y, "sample_weight": w}[which]
+        inputs[which] = _filtered(np.column_stack([X[:, 0], column]))[:, 1]
+        inputs["y"] = inputs["y"].astype(int)
+    est = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm="auto", classes=[0, 1],
+                               optimizer=DPGDWS(batch_size=batch_size, max_iter=5),
+                               random_state=0)
+    with pytest.raises(ValueError, match=rf"^{which}: .*declares.*compute_chunk_sizes\(\)"):
+        est.fit(inputs["X"], inputs["y"], sample_weight=inputs["sample_weight"])
+    assert prepared == [] and not hasattr(est, "data_norm_")
+
+
+def test_chunk_sizes_computed_by_the_caller_fit_as_the_same_rows():
+    """The refused inputs fit once their sizes are computed: the in-memory fit of those rows."""
+    X, y = _data()
+    Z = _filtered(np.column_stack([X, y])).compute_chunk_sizes()
+    rows = X[:, 0] > 0
+    params = dict(epsilon=1.0, delta=1e-6, data_norm="auto", classes=[0, 1], random_state=0,
+                  optimizer=DPGDWS(batch_size=0.2, max_iter=5))
+    a = DPLogisticRegression(**params).fit(X[rows], y[rows])
+    b = DPLogisticRegression(**params).fit(Z[:, :3], Z[:, 3].astype(int))
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-8, atol=1e-8)
+    assert b.dp_event_ == a.dp_event_
+
+
+@pytest.mark.parametrize("which", ["X", "Y", "weight"])
+@pytest.mark.parametrize("real", [100, 200])
+def test_prepared_chunks_are_checked_against_the_declared_sizes(which, real):
+    """The chunks the kernels run on are checked where they are prepared, whatever the inputs'
+    graph says (here arrays that bypass the estimators' checks, blocks of 100 or 200 rows
+    declared as 150): the kernels index them by the declared sizes and do not check."""
+    from skdp._dask import DaskDesign
+
+    rng = np.random.default_rng(0)
+
+    def lying(d):
+        shape = (real, d) if d else (real,)
+        declared = (150, d) if d else (150,)
+        return da.concatenate([
+            da.from_delayed(dask.delayed(rng.normal)(size=shape), shape=declared, dtype=float)
+            for _ in range(3)
+        ])
+
+    X = lying(3) if which == "X" else da.from_array(rng.normal(size=(450, 3)), chunks=(150, 3))
+    Y = lying(1) if which == "Y" else da.ones((450, 1), chunks=(150, 1))
+    w = lying(0) if which == "weight" else da.ones(450, chunks=150)
+    with pytest.raises(ValueError, match=r"declares \(150.*compute_chunk_sizes"):
+        DaskDesign(X, Y, w, 4.0, 1.0, 4.0, 1.0)
+
+
 # -- integer and float16 chunks -------------------------------------------------------------------
 @pytest.mark.parametrize("dtype,scale", [(np.int8, 50.0), (np.int16, 10000.0),
                                          (np.float16, 200.0)])
