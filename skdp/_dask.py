@@ -40,7 +40,7 @@ import numpy as np
 __all__ = [
     "is_dask", "as_dask_inputs", "as_dask_vector", "DaskDesign", "chunk_counts", "dask_max",
     "unique_labels", "take_rows", "predict_blocks", "CandidateCounts", "column_counts",
-    "dask_features", "map_rows", "compute", "compute_chunk_sizes",
+    "dask_features", "map_rows", "compute", "compute_chunk_sizes", "dask_sample_weight",
 ]
 
 
@@ -100,6 +100,42 @@ def as_dask_vector(v, row_chunks, name):
         # scikit-learn's wording, which the estimators' explained errors extend
         raise ValueError(f"{name} should be a 1d array, got an array of shape {v.shape} instead.")
     return _chunked_like_rows(v, row_chunks, name)
+
+
+def dask_sample_weight(sample_weight, X, max_sample_weight):
+    """The weights of a fit on the dask array ``X`` (None for ones within the bound), chunked
+    like its rows.
+
+    The weights are accepted and refused as scikit-learn's ``_check_sample_weight`` does in
+    memory (a scalar for every row; a 1-D array of n entries, not an (n, 1) one). They are
+    checked (finite, non-negative) and clipped to ``[0, max_sample_weight]`` on the workers
+    (:func:`_prepare`).
+    """
+    from sklearn.utils.validation import _check_sample_weight
+
+    from .linear_model._base import _ALLOW_ZERO_WEIGHTS
+
+    n = int(X.shape[0])
+    if sample_weight is None:
+        return None if max_sample_weight >= 1.0 else as_dask_vector(
+            np.full(n, float(max_sample_weight)), X.chunks[0], "sample_weight")
+    if not is_dask(sample_weight):  # in memory: scikit-learn's checks (an empty X of n rows)
+        sample_weight = _check_sample_weight(
+            sample_weight, np.empty((n, 0)), dtype=np.float64, ensure_non_negative=True,
+            **_ALLOW_ZERO_WEIGHTS
+        )
+        return as_dask_vector(sample_weight, X.chunks[0], "sample_weight")
+    w = _to_array(sample_weight, "sample_weight")
+    if w.ndim != 1:  # scikit-learn's messages
+        raise ValueError(
+            f"Sample weights must be 1D array or scalar, got {w.ndim}D array. Expected either "
+            f"a scalar value or a 1D array of length {n}."
+        )
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight.shape == {w.shape}, expected {(n,)}!")
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must be numeric; got a dask array of dtype {w.dtype}")
+    return _chunked_like_rows(w, X.chunks[0], "sample_weight")
 
 
 def _as_dask_columns(v, row_chunks, name):

@@ -147,3 +147,25 @@ def test_integer_and_float16_chunks_give_the_in_memory_model(dtype, scale):
     assert b.data_norm_ == a.data_norm_
     np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-8, atol=1e-8)
     assert b.dp_event_ == a.dp_event_
+
+
+# -- the weights scikit-learn accepts in memory ---------------------------------------------------
+def test_scalar_weights_are_accepted_and_column_weights_refused_as_in_memory():
+    """A scalar sample_weight is every row's weight on Dask as in memory; weights of shape
+    (n, 1), in memory or on Dask, are refused with scikit-learn's message, as in memory."""
+    X, y = _data()
+    params = dict(epsilon=1.0, delta=1e-6, data_norm="auto", classes=[0, 1], random_state=5,
+                  optimizer=DPGDWS(batch_size=0.2, max_iter=5), max_sample_weight=3.0)
+    a = DPLogisticRegression(**params).fit(X, y, sample_weight=2.0)
+    b = DPLogisticRegression(**params).fit(_lazy(X), _lazy(y), sample_weight=2.0)
+    np.testing.assert_allclose(b.coef_, a.coef_, rtol=1e-8, atol=1e-8)
+    assert b.dp_event_ == a.dp_event_
+    w = np.full((N, 1), 2.0)
+    with pytest.raises(ValueError, match="Sample weights must be 1D array or scalar") as memory:
+        DPLogisticRegression(**params).fit(X, y, sample_weight=w)
+    for weights in [w, _lazy(w)]:
+        with pytest.raises(ValueError) as dask_error:
+            DPLogisticRegression(**params).fit(_lazy(X), _lazy(y), sample_weight=weights)
+        assert str(dask_error.value) == str(memory.value)
+    with pytest.raises(ValueError, match=r"sample_weight.shape == \(599,\), expected \(600,\)"):
+        DPLogisticRegression(**params).fit(_lazy(X), _lazy(y), sample_weight=da.from_array(w[1:, 0], chunks=150))
