@@ -13,9 +13,11 @@ clipped per-example gradients at the current point. That is a sum over chunks of
    same data and chunking give the same floats);
 3. adds the noise on the client, from the fit's generator (:mod:`skdp.optimizers._loops`).
 
-Every block of an input is checked against the chunk sizes its array declares (the fit's n, its
-Poisson samples and the kernels' bounds are those sizes), wherever the block is computed; the
-prepared chunks are checked again where the kernels read them.
+The inputs are checked before the fit releases anything, as in memory: X's values (finite) and
+the weights' (finite, non-negative) in one pass of reductions (:func:`dask_sample_weight`), and
+every block of an input against the chunk sizes its array declares (the fit's n, its Poisson
+samples and the kernels' bounds are those sizes), wherever the block is computed; the prepared
+chunks are checked again where the kernels read them.
 
 Nothing of the data reaches the client but each step's clipped sum (whose sensitivity is the
 one the noise is calibrated for), the public n and shapes, and what the in-memory fit releases
@@ -41,6 +43,7 @@ __all__ = [
     "is_dask", "as_dask_inputs", "as_dask_vector", "DaskDesign", "chunk_counts", "dask_max",
     "unique_labels", "take_rows", "predict_blocks", "CandidateCounts", "column_counts",
     "dask_features", "map_rows", "compute", "compute_chunk_sizes", "dask_sample_weight",
+    "check_values",
 ]
 
 
@@ -104,12 +107,15 @@ def as_dask_vector(v, row_chunks, name):
 
 def dask_sample_weight(sample_weight, X, max_sample_weight):
     """The weights of a fit on the dask array ``X`` (None for ones within the bound), chunked
-    like its rows.
+    like its rows, after checking X and them as the in-memory fit does, before any private
+    computation.
 
     The weights are accepted and refused as scikit-learn's ``_check_sample_weight`` does in
-    memory (a scalar for every row; a 1-D array of n entries, not an (n, 1) one). They are
-    checked (finite, non-negative) and clipped to ``[0, max_sample_weight]`` on the workers
-    (:func:`_prepare`).
+    memory (a scalar for every row; a 1-D array of n entries, not an (n, 1) one). X's values
+    (finite) and the weights' (finite, non-negative) are reductions over the workers' chunks,
+    computed together in one pass (:func:`check_values`), so that a bad input is refused before
+    the fit releases anything (its private bounds), as in memory, not when the chunks are
+    prepared. They are clipped to ``[0, max_sample_weight]`` on the workers (:func:`_prepare`).
     """
     from sklearn.utils.validation import _check_sample_weight
 
@@ -117,6 +123,7 @@ def dask_sample_weight(sample_weight, X, max_sample_weight):
 
     n = int(X.shape[0])
     if sample_weight is None:
+        check_values(X)
         return None if max_sample_weight >= 1.0 else as_dask_vector(
             np.full(n, float(max_sample_weight)), X.chunks[0], "sample_weight")
     if not is_dask(sample_weight):  # in memory: scikit-learn's checks (an empty X of n rows)
@@ -124,6 +131,7 @@ def dask_sample_weight(sample_weight, X, max_sample_weight):
             sample_weight, np.empty((n, 0)), dtype=np.float64, ensure_non_negative=True,
             **_ALLOW_ZERO_WEIGHTS
         )
+        check_values(X)
         return as_dask_vector(sample_weight, X.chunks[0], "sample_weight")
     w = _to_array(sample_weight, "sample_weight")
     if w.ndim != 1:  # scikit-learn's messages
@@ -135,7 +143,28 @@ def dask_sample_weight(sample_weight, X, max_sample_weight):
         raise ValueError(f"sample_weight.shape == {w.shape}, expected {(n,)}!")
     if w.dtype.kind not in "biuf":
         raise ValueError(f"sample_weight must be numeric; got a dask array of dtype {w.dtype}")
-    return _chunked_like_rows(w, X.chunks[0], "sample_weight")
+    w = _chunked_like_rows(w, X.chunks[0], "sample_weight")
+    check_values(X, w)
+    return w
+
+
+def check_values(X, sample_weight=None):
+    """Refuse NaN or infinity in the dask array X, and weights (a dask vector) that are not
+    finite or are negative, with the in-memory errors: one pass over the chunks, where they
+    live, all reductions computed together (only booleans reach the client). A chunk whose
+    shape is not the declared one is refused on the way (:func:`_to_array`)."""
+    import dask.array as da
+
+    checks = [da.isfinite(X).all()]
+    if sample_weight is not None:
+        checks += [da.isfinite(sample_weight).all(), (sample_weight >= 0).all()]
+    ok = compute(*checks)
+    if not ok[0]:
+        raise ValueError("Input X contains NaN or infinity.")
+    if sample_weight is not None and not ok[1]:
+        raise ValueError("Input sample_weight contains NaN or infinity.")
+    if sample_weight is not None and not ok[2]:
+        raise ValueError("Negative values in data passed to `sample_weight`")
 
 
 def _as_dask_columns(v, row_chunks, name):

@@ -64,7 +64,7 @@ def _filtered(a):
 @pytest.mark.parametrize("which", ["X", "y", "sample_weight"])
 @pytest.mark.parametrize("batch_size", [None, 0.2], ids=["full batch", "poisson"])
 def test_chunk_sizes_that_do_not_describe_the_blocks_are_refused_before_any_release(
-        which, batch_size, monkeypatch):
+        which, batch_size, releases, monkeypatch):
     """An input whose blocks are not of the declared chunk sizes (a map_blocks that drops rows)
     is refused with what to do where its blocks are first computed, before the private row
     bound is released (or anything charged) and before the chunks are prepared for the
@@ -89,7 +89,7 @@ def test_chunk_sizes_that_do_not_describe_the_blocks_are_refused_before_any_rele
                                random_state=0)
     with pytest.raises(ValueError, match=rf"^{which}: .*declares.*compute_chunk_sizes\(\)"):
         est.fit(inputs["X"], inputs["y"], sample_weight=inputs["sample_weight"])
-    assert prepared == [] and not hasattr(est, "data_norm_")
+    assert prepared == [] and releases == [] and not hasattr(est, "data_norm_")
 
 
 def test_chunk_sizes_computed_by_the_caller_fit_as_the_same_rows():
@@ -128,6 +128,63 @@ def test_prepared_chunks_are_checked_against_the_declared_sizes(which, real):
     w = lying(0) if which == "weight" else da.ones(450, chunks=150)
     with pytest.raises(ValueError, match=r"declares \(150.*compute_chunk_sizes"):
         DaskDesign(X, Y, w, 4.0, 1.0, 4.0, 1.0)
+
+
+# -- bad values refused before any private release ------------------------------------------------
+@pytest.mark.parametrize("bad", ["nan in X", "inf in X", "negative weight", "nan weight"])
+@pytest.mark.parametrize("make", ["ridge", "logistic"])
+def test_bad_values_are_refused_before_any_release_as_in_memory(bad, make, releases):
+    """NaN or infinity in X, and a negative or non-finite weight, are refused with the
+    in-memory error before DPRidge's y_bounds="auto" and data_norm="auto" are released (whose
+    warnings print private values), as in memory: not once the chunks are prepared."""
+    X, y = _data()
+    w = np.ones(N)
+    if bad == "nan in X":
+        X[-1, 0] = np.nan
+    elif bad == "inf in X":
+        X[3, 2] = np.inf
+    elif bad == "negative weight":
+        w[-1] = -1.0
+    else:
+        w[200] = np.nan
+    if make == "ridge":
+        est = DPRidge(epsilon=0.5, delta=1e-6, data_norm="auto", y_bounds="auto",
+                      optimizer="dp_gdws")
+        y = 1000.0 + y
+    else:
+        est = DPLogisticRegression(epsilon=0.5, delta=1e-6, data_norm="auto", classes=[0, 1],
+                                   optimizer="dp_gdws")
+    with pytest.raises(ValueError) as in_memory:
+        clone(est).fit(X, y, sample_weight=w)
+    assert releases == []
+    with pytest.raises(ValueError) as on_dask:
+        est.fit(_lazy(X), _lazy(y), sample_weight=_lazy(w))
+    assert releases == []
+    words = {"nan in X": "Input X contains NaN", "inf in X": "Input X contains",
+             "negative weight": "Negative values", "nan weight": "Input sample_weight contains NaN"}
+    assert words[bad] in str(in_memory.value) and words[bad] in str(on_dask.value)
+
+
+def test_x_and_weights_are_checked_in_one_pass(monkeypatch):
+    """X's and the weights' checks are one computation: the graph is read once (a weight column
+    from X's own graph is not computed twice)."""
+    import skdp._dask as skdp_dask
+
+    X, _ = _data()
+    computed = []
+
+    def counting(block):
+        computed.append(block.shape)
+        return block
+
+    Z = _lazy(np.column_stack([X, np.ones(N)])).map_blocks(counting, dtype=float)
+    computed.clear()  # (dask's probe of the function on an empty block)
+    calls = []
+    original = skdp_dask.compute
+    monkeypatch.setattr(skdp_dask, "compute", lambda *a: calls.append(a) or original(*a))
+    w = skdp_dask.dask_sample_weight(Z[:, 3], skdp_dask.as_dask_inputs(Z[:, :3], np.zeros(N))[0],
+                                     1.0)
+    assert w is not None and len(calls) == 1 and len(computed) == len(CHUNKS)
 
 
 # -- integer and float16 chunks -------------------------------------------------------------------
