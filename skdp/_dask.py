@@ -13,6 +13,12 @@ clipped per-example gradients at the current point. That is a sum over chunks of
    same data and chunking give the same floats);
 3. adds the noise on the client, from the fit's generator (:mod:`skdp.optimizers._loops`).
 
+The inputs are checked before the fit releases anything, as in memory: X's values (finite) and
+the weights' (finite, non-negative) in one pass of reductions (:func:`dask_sample_weight`), and
+every block of an input against the chunk sizes its array declares (the fit's n, its Poisson
+samples and the kernels' bounds are those sizes), wherever the block is computed; the prepared
+chunks are checked again where the kernels read them.
+
 Nothing of the data reaches the client but each step's clipped sum (whose sensitivity is the
 one the noise is calibrated for), the public n and shapes, and what the in-memory fit releases
 too: the label set when ``classes`` is not given, and the private bounds (``data_norm="auto"``,
@@ -28,6 +34,7 @@ set) run on dask's synchronous scheduler unless the user configured another (:fu
 """
 
 from collections import namedtuple
+from functools import partial
 import sys
 
 import numpy as np
@@ -35,7 +42,8 @@ import numpy as np
 __all__ = [
     "is_dask", "as_dask_inputs", "as_dask_vector", "DaskDesign", "chunk_counts", "dask_max",
     "unique_labels", "take_rows", "predict_blocks", "CandidateCounts", "column_counts",
-    "dask_features", "map_rows", "compute", "compute_chunk_sizes",
+    "dask_features", "map_rows", "compute", "compute_chunk_sizes", "dask_sample_weight",
+    "check_values",
 ]
 
 
@@ -60,7 +68,30 @@ def _to_array(obj, name):
         raise ValueError(f"{name} must be a dask array, DataFrame or Series; got {type(obj)}")
     if any(np.isnan(c) for chunks in obj.chunks for c in chunks):
         obj = compute_chunk_sizes(obj)
-    return obj
+    # Every computation of the array checks its blocks against the declared chunk sizes (which
+    # a map_blocks that drops rows leaves unchanged): the fit's n, its Poisson samples and the
+    # kernels' bounds are those sizes, and a release over other rows would not be the fit's.
+    return obj.map_blocks(partial(_declared_block, name=name), meta=obj._meta)
+
+
+def _declared_block(block, block_info=None, name="X"):
+    """``block`` when its shape is the one its dask array declares for it, else a ValueError."""
+    declared = tuple(stop - start for start, stop in block_info[0]["array-location"])
+    _check_shape(np.shape(block), declared, name)
+    return block
+
+
+def _check_shape(shape, declared, name):
+    """Refuse a block of shape ``shape`` where its dask array declares ``declared``."""
+    if tuple(shape) != tuple(declared):
+        raise ValueError(
+            f"{name}: a block of the dask array has shape {tuple(shape)} but the array "
+            f"declares {tuple(declared)} for it. Its chunk sizes do not describe its blocks (as "
+            "after a map_blocks that drops rows, whose chunks dask keeps as they were); the fit "
+            "needs the real sizes: call compute_chunk_sizes() on the array, declare the sizes "
+            "unknown (map_blocks(..., chunks=((np.nan,) * n_blocks, ...))), or, from a dask "
+            "DataFrame, use to_dask_array(lengths=True)."
+        )
 
 
 def as_dask_vector(v, row_chunks, name):
@@ -72,6 +103,68 @@ def as_dask_vector(v, row_chunks, name):
         # scikit-learn's wording, which the estimators' explained errors extend
         raise ValueError(f"{name} should be a 1d array, got an array of shape {v.shape} instead.")
     return _chunked_like_rows(v, row_chunks, name)
+
+
+def dask_sample_weight(sample_weight, X, max_sample_weight):
+    """The weights of a fit on the dask array ``X`` (None for ones within the bound), chunked
+    like its rows, after checking X and them as the in-memory fit does, before any private
+    computation.
+
+    The weights are accepted and refused as scikit-learn's ``_check_sample_weight`` does in
+    memory (a scalar for every row; a 1-D array of n entries, not an (n, 1) one). X's values
+    (finite) and the weights' (finite, non-negative) are reductions over the workers' chunks,
+    computed together in one pass (:func:`check_values`), so that a bad input is refused before
+    the fit releases anything (its private bounds), as in memory, not when the chunks are
+    prepared. They are clipped to ``[0, max_sample_weight]`` on the workers (:func:`_prepare`).
+    """
+    from sklearn.utils.validation import _check_sample_weight
+
+    from .linear_model._base import _ALLOW_ZERO_WEIGHTS
+
+    n = int(X.shape[0])
+    if sample_weight is None:
+        check_values(X)
+        return None if max_sample_weight >= 1.0 else as_dask_vector(
+            np.full(n, float(max_sample_weight)), X.chunks[0], "sample_weight")
+    if not is_dask(sample_weight):  # in memory: scikit-learn's checks (an empty X of n rows)
+        sample_weight = _check_sample_weight(
+            sample_weight, np.empty((n, 0)), dtype=np.float64, ensure_non_negative=True,
+            **_ALLOW_ZERO_WEIGHTS
+        )
+        check_values(X)
+        return as_dask_vector(sample_weight, X.chunks[0], "sample_weight")
+    w = _to_array(sample_weight, "sample_weight")
+    if w.ndim != 1:  # scikit-learn's messages
+        raise ValueError(
+            f"Sample weights must be 1D array or scalar, got {w.ndim}D array. Expected either "
+            f"a scalar value or a 1D array of length {n}."
+        )
+    if w.shape != (n,):
+        raise ValueError(f"sample_weight.shape == {w.shape}, expected {(n,)}!")
+    if w.dtype.kind not in "biuf":
+        raise ValueError(f"sample_weight must be numeric; got a dask array of dtype {w.dtype}")
+    w = _chunked_like_rows(w, X.chunks[0], "sample_weight")
+    check_values(X, w)
+    return w
+
+
+def check_values(X, sample_weight=None):
+    """Refuse NaN or infinity in the dask array X, and weights (a dask vector) that are not
+    finite or are negative, with the in-memory errors: one pass over the chunks, where they
+    live, all reductions computed together (only booleans reach the client). A chunk whose
+    shape is not the declared one is refused on the way (:func:`_to_array`)."""
+    import dask.array as da
+
+    checks = [da.isfinite(X).all()]
+    if sample_weight is not None:
+        checks += [da.isfinite(sample_weight).all(), (sample_weight >= 0).all()]
+    ok = compute(*checks)
+    if not ok[0]:
+        raise ValueError("Input X contains NaN or infinity.")
+    if sample_weight is not None and not ok[1]:
+        raise ValueError("Input sample_weight contains NaN or infinity.")
+    if sample_weight is not None and not ok[2]:
+        raise ValueError("Negative values in data passed to `sample_weight`")
 
 
 def _as_dask_columns(v, row_chunks, name):
@@ -177,12 +270,20 @@ def compute_chunk_sizes(a):
 
 
 # -- what runs on the workers --------------------------------------------------------------------
-def _prepare(x, Y, weight, data_norm, intercept_scaling, unit, max_weight):
-    """One chunk as the in-memory fit prepares the whole design: (rows, Y, index)."""
+def _prepare(x, Y, weight, shape, data_norm, intercept_scaling, unit, max_weight):
+    """One chunk as the in-memory fit prepares the whole design: (rows, Y, index).
+
+    ``shape`` is the chunk's declared (rows, columns) of X, the sizes the client's indices and
+    the kernels' bounds assume: its X, Y and weights must have them (the kernels do not check).
+    """
     from ._rows import make_rows
     from .linear_model._base import clipped_design
 
     x = np.asarray(x)  # float32 stays float32, as in memory (clipped_design converts the rest)
+    _check_shape(x.shape, shape, "X")
+    _check_shape(np.shape(Y)[:1], shape[:1], "y")
+    if weight is not None:
+        _check_shape(np.shape(weight), shape[:1], "sample_weight")
     if not np.all(np.isfinite(x)):
         raise ValueError("Input X contains NaN or infinity.")
     Xc = clipped_design(x, data_norm, intercept_scaling, unit)  # reads the chunk in place
@@ -265,9 +366,11 @@ class DaskDesign:
         yb = Y.rechunk((X.chunks[0], -1)).to_delayed().ravel()
         wb = [None] * len(xb) if weight is None else weight.to_delayed().ravel()
         prepare = dask.delayed(_prepare, pure=True)
+        d = int(X.shape[1])
         parts = [
-            prepare(x, y, w, float(data_norm), intercept_scaling, float(unit), float(max_weight))
-            for x, y, w in zip(xb, yb, wb)
+            prepare(x, y, w, (int(rows), d), float(data_norm), intercept_scaling, float(unit),
+                    float(max_weight))
+            for x, y, w, rows in zip(xb, yb, wb, X.chunks[0])
         ]
         self._client = _client()
         if self._client is not None:

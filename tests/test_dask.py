@@ -136,7 +136,8 @@ def test_float32_chunks_are_read_in_place_as_in_memory(client):
     from skdp._dask import _prepare
 
     chunk = X32[:CHUNKS[0]]
-    rows, _, _ = _prepare(chunk, y2[:CHUNKS[0], None].astype(float), None, 4.0, 1.0, 4.0, 1.0)
+    rows, _, _ = _prepare(chunk, y2[:CHUNKS[0], None].astype(float), None, chunk.shape, 4.0, 1.0,
+                          4.0, 1.0)
     assert rows.values.dtype == np.float32 and np.shares_memory(rows.values, chunk)
 
 

@@ -216,8 +216,9 @@ def test_audit_weights_above_the_bound_on_dask(name, monkeypatch):
     assert res.claimed_epsilon <= 1.0 + 1e-9
     assert not res.violated, res.summary()
     original = skdp_dask._prepare
-    monkeypatch.setattr(skdp_dask, "_prepare", lambda x, Y, weight, data_norm, scaling, unit,
-                        max_weight: original(x, Y, weight, data_norm, scaling, unit, np.inf))
+    monkeypatch.setattr(skdp_dask, "_prepare", lambda x, Y, weight, shape, data_norm, scaling,
+                        unit, max_weight: original(x, Y, weight, shape, data_norm, scaling, unit,
+                                                   np.inf))
     unclipped = audit()
     assert unclipped.violated, unclipped.summary()
 

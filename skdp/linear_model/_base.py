@@ -19,7 +19,7 @@ from sklearn.utils._param_validation import StrOptions
 
 from .._compile_notice import compile_notice
 from .._dask import (
-    DaskDesign, as_dask_inputs, as_dask_vector, check_dask_feature_names, is_dask,
+    DaskDesign, as_dask_inputs, check_dask_feature_names, dask_sample_weight, is_dask,
 )
 from .._fit_state import failed_fit_guard
 from .._streams import released_streams, remember_streams
@@ -442,12 +442,9 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         noise is calibrated for that bound, so the weights used must respect it).
         """
         M = check_positive(self.max_sample_weight, "max_sample_weight")
-        if is_dask(X):  # checked and clipped on the workers (skdp._dask)
-            if sample_weight is None:
-                return None if M >= 1.0 else as_dask_vector(
-                    np.full(X.shape[0], M), X.chunks[0], "sample_weight"
-                )
-            return as_dask_vector(sample_weight, X.chunks[0], "sample_weight")
+        if is_dask(X):  # checked as in memory (skdp._dask), clipped on the workers
+            with _explained_data_errors(self, X):
+                return dask_sample_weight(sample_weight, X, M)
         if sample_weight is None:
             return None if M >= 1.0 else np.full(X.shape[0], M)
         sw = _check_sample_weight(

@@ -502,16 +502,26 @@ def _is_zcdp_within(event, rho):
 
 def _row_norms(X):
     """L2 norms of the rows of a dense, sparse or dask X (float64)."""
-    if is_dask(X):  # one norm per row, computed where the rows live (never gathered)
-        return X.map_blocks(
-            lambda b: np.sqrt(np.einsum("ij,ij->i", b, b)), drop_axis=1, dtype=np.float64
-        )
     from .._rows import row_norms, sparse_row_norms
+
+    if is_dask(X):  # one norm per row, computed where the rows live (never gathered)
+        return X.map_blocks(_block_row_norms, drop_axis=1, dtype=np.float64)
 
     if sp.issparse(X):  # a block of rows at a time, duplicates summed, without overflow
         return sparse_row_norms(X)
     # dense: without overflow for huge entries; float32 in float64, a block of rows at a time
     return row_norms(X)
+
+
+def _block_row_norms(block):
+    """The in-memory norms of a dask chunk's rows: in float64 whatever its dtype (the squares
+    of an int8 or float16 chunk overflow in its own), without overflow for huge entries."""
+    from .._rows import row_norms
+
+    block = np.asarray(block)
+    if block.dtype not in (np.float64, np.float32):  # as validate_data converts X in memory
+        block = block.astype(np.float64)
+    return row_norms(block)
 
 
 def _weighted_rows(values, weights):
