@@ -39,6 +39,12 @@ def _process_key():
 #: The key of the tags a fitted object keeps (this process and the processes it starts).
 PROCESS_KEY = _process_key()
 
+#: A public name of :data:`PROCESS_KEY` (a digest of it, which tells nothing of the key, hence
+#: of the seeds): the prefix of the tags a fitted object keeps, so that tags made under another
+#: key (an object fitted in another Python session and unpickled) are known as such: they cannot
+#: be compared with this session's (:func:`foreign_tags`).
+KEY_ID = hashlib.sha256(b"skdp stream tag key id:" + PROCESS_KEY).hexdigest()[:12]
+
 #: The fitted object's attribute: the tags (this process's key) of every stream its release
 #: drew from, a warm-start chain's earlier fits included.
 ATTRIBUTE = "_skdp_streams"
@@ -61,10 +67,24 @@ def stream_tags(streams, key):
                      if s is not None)
 
 
+def object_tags(streams):
+    """The tags a fitted object keeps of ``streams``: this process's key, prefixed by its
+    :data:`KEY_ID`."""
+    return frozenset(f"{KEY_ID}:{tag}" for tag in stream_tags(streams, PROCESS_KEY))
+
+
+def foreign_tags(tags):
+    """The tags among ``tags`` made under another key than this process's (in another Python
+    session; or by a version of skdp without key names): nothing tells whether this session's
+    streams are theirs."""
+    prefix = f"{KEY_ID}:"
+    return frozenset(tag for tag in tags if not tag.startswith(prefix))
+
+
 def remember_streams(obj, streams, earlier=frozenset()):
     """Keep on ``obj`` the tags of ``streams`` (raw states), with ``earlier`` tags; returns the
     tags of ``streams``."""
-    tags = stream_tags(streams, PROCESS_KEY)
+    tags = object_tags(streams)
     setattr(obj, ATTRIBUTE, frozenset(earlier) | tags)
     return tags
 

@@ -90,11 +90,18 @@ def check_positive(value, name, allow_inf=False):
     return float(value)
 
 
+def _seed_of(words):
+    """A 128-bit integer seed from two 64-bit words (one locked draw of the caller's generator)."""
+    return (int(words[0]) << 64) | int(words[1])
+
+
 def make_generator(random_state, secure=False):
     """A fresh ``numpy.random.Generator`` from a scikit-learn style ``random_state``.
 
     int -> seeded generator (the same model for the same seed); None -> fresh OS entropy;
-    a RandomState or a Generator -> a generator seeded from one draw of it.
+    a RandomState or a Generator -> a generator seeded from one draw of 128 bits of it (the
+    state size of PCG64: a seed of fewer bits could be searched exhaustively by whoever holds
+    a model refitted from it).
 
     A Generator is not used as it is: the kernels draw from it without holding its lock (they
     run without the GIL), so two fits in two threads given one Generator would tear its state
@@ -108,9 +115,9 @@ def make_generator(random_state, secure=False):
     if random_state is None:
         seed = None
     elif isinstance(random_state, np.random.Generator):
-        seed = int(random_state.integers(0, 2**63 - 1, dtype=np.int64))
+        seed = _seed_of(random_state.integers(0, 2**64, size=2, dtype=np.uint64))
     elif isinstance(random_state, np.random.RandomState):
-        seed = int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+        seed = _seed_of(random_state.randint(0, 2**64, size=2, dtype=np.uint64))
     elif isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
         seed = int(random_state)
     else:

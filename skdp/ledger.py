@@ -1130,7 +1130,7 @@ class LedgerCarrierMixin:
     ``GridSearchCV(n_jobs=2)`` or ``cross_val_score(n_jobs=2)``) carries the open ledgers in a
     private attribute, so that what it spends in the worker is charged to them too; ``clone``
     keeps the attribute. The next pickling replaces it with the ledgers open then. A subclass
-    charges ``ledgers_to_charge(explicit, self._carried_ledgers())``.
+    charges :meth:`_fit_ledgers`.
     """
 
     def __getstate__(self):
@@ -1153,10 +1153,15 @@ class LedgerCarrierMixin:
         """The ledgers this object carries from where it was pickled (a tuple)."""
         return getattr(self, _CARRIED, ())
 
+    def _fit_ledgers(self):
+        """The ledgers a fit of this object charges, as the fit finds them: its ``ledger``, the
+        open contexts and the carried ledgers (a pipeline adds its steps' own)."""
+        return ledgers_to_charge(getattr(self, "ledger", None), self._carried_ledgers())
+
     def _failed_fit_ledgers(self):
         """The ledgers charged with the releases of a fit that raised after making them
         (:class:`skdp._fit_state.charged_if_failed`): those a successful fit would charge."""
-        return ledgers_to_charge(getattr(self, "ledger", None), self._carried_ledgers())
+        return self._fit_ledgers()
 
 
 # -- fork hooks --------------------------------------------------------------------------------

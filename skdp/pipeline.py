@@ -36,7 +36,7 @@ from sklearn.utils.validation import _num_samples, check_is_fitted
 from ._dask import is_dask
 from ._fit_state import keeps_state_on_error
 from ._row_wise import check_row_wise, rows_of
-from ._streams import PROCESS_KEY, released_streams, remember_streams, stream_tags
+from ._streams import object_tags, released_streams, remember_streams
 from ._validation import OPEN_UNIT, POSITIVE_OR_INF, check_delta, check_epsilon
 from .ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge
 from .ledger import ledgers_to_charge, precheck
@@ -402,12 +402,13 @@ class _LazyPlan:
         bound = _norm_bound(head) if head is not None else None
         # for the estimator's warm-start check: the pipeline's earlier releases and the streams
         # its steps drew from in this fit (a scaler reusing its seed across the chain)
-        steps = [] if head is None else [
-            vars(leaf).get("_skdp_stream_state")
-            for _, leaf in _leaves(head, "", fitted=True) if isinstance(leaf, PrivateStepMixin)]
+        private = [] if head is None else [
+            leaf for _, leaf in _leaves(head, "", fitted=True) if isinstance(leaf, PrivateStepMixin)]
+        steps = tuple(vars(leaf).get("_skdp_stream_state") for leaf in private)
         return PipelinePlan(self.epsilon, self.delta, prior, bound,
                             chain_streams=released_streams(self._pipeline),
-                            step_streams=stream_tags(tuple(steps), PROCESS_KEY))
+                            step_streams=object_tags(steps),
+                            steps_seeded=any(leaf.random_state is not None for leaf in private))
 
 
 def _events(fitted_step):
@@ -508,11 +509,8 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
             shares = {p: v / s for p, v in shares.items()}
         return shares
 
-    def _failed_fit_ledgers(self):
-        return self._ledgers()
-
-    def _ledgers(self):
-        ledgers = ledgers_to_charge(self.ledger, self._carried_ledgers())
+    def _fit_ledgers(self):
+        ledgers = super()._fit_ledgers()  # its own, the open contexts, the carried ones
         for _, step in self.steps:
             for _, leaf in _leaves(step, "x"):
                 own = getattr(leaf, "ledger", None)
@@ -536,7 +534,7 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
             if isinstance(leaf, PrivateStepMixin)
         ]
         shares = self._shares([p for p, _ in private], final_name if estimator else None)
-        ledgers = self._ledgers()
+        ledgers = self._fit_ledgers()
         source = type(self).__name__
         precheck(ledgers, epsilon, delta, source)
         rho = zcdp_budget(epsilon, delta) if math.isfinite(epsilon) else math.inf

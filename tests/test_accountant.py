@@ -135,6 +135,35 @@ def test_pld_accountant_is_available_and_tighter():
     assert 0 < pld < rdp
 
 
+def test_pld_answers_the_smaller_valid_bound_and_skips_huge_losses(monkeypatch):
+    """``accountant="pld"`` answers min(PLD, RDP), both valid bounds. At delta 1e-30 PLD's
+    truncated tail alone exceeds delta and it answers inf: before, the calibration then raised
+    the noise a million-fold (epsilon_ 1e-4 asked 1, accuracy 0.56 against 0.90). Where RDP's
+    epsilon exceeds PLD_MAX_RDP_EPSILON PLD is not consulted (its discretised loss took
+    gigabytes and minutes at epsilon 100 to 1000, a MemoryError under a 3 GB cap)."""
+    from skdp.privacy import accountant as acc
+
+    compute_epsilon.cache_clear()
+    tiny = SelfComposedEvent(GaussianEvent(10.0), 1)
+    assert acc._pld_epsilon(tiny, 1e-30) == math.inf  # dp-accounting's own answer
+    assert compute_epsilon(tiny, 1e-30, "pld") == compute_epsilon(tiny, 1e-30, "rdp") < 2.0
+    z, eps = calibrate_noise_multiplier(lambda z: SelfComposedEvent(GaussianEvent(z), 100), 1.0,
+                                        1e-30, accountant="pld")
+    z_rdp, _ = calibrate_noise_multiplier(lambda z: SelfComposedEvent(GaussianEvent(z), 100),
+                                          1.0, 1e-30)
+    assert z <= z_rdp and eps <= 1.0
+
+    def refused(event, delta):
+        raise AssertionError("PLD consulted above PLD_MAX_RDP_EPSILON")
+
+    monkeypatch.setattr(acc, "_pld_epsilon", refused)
+    compute_epsilon.cache_clear()
+    huge = SelfComposedEvent(GaussianEvent(0.25), 100)
+    assert compute_epsilon(huge, 1e-5, "rdp") > acc.PLD_MAX_RDP_EPSILON
+    assert compute_epsilon(huge, 1e-5, "pld") == compute_epsilon(huge, 1e-5, "rdp")
+    compute_epsilon.cache_clear()
+
+
 def test_subsampled_rdp_is_monotone_in_q_and_sigma():
     o = DEFAULT_ORDERS
     a = rdp_poisson_subsampled_gaussian(0.01, 1.0, o)

@@ -321,6 +321,60 @@ def test_a_pipeline_warm_start_chain_whose_scaler_repeats_its_seed_is_not_privat
     assert not any("same random stream" in m for m in messages)
 
 
+_FIT_IN_ANOTHER_SESSION = """
+import pickle, sys
+import numpy as np
+from skdp import DPLogisticRegression
+from tests._helpers import unit_row_classification
+X, y = unit_row_classification(300, 4)
+model = DPLogisticRegression(epsilon=0.5, delta=1e-5, data_norm=1.0, classes=[0, 1],
+                             optimizer="dp_gdws", random_state=0).fit(X, y)
+with open(sys.argv[1], "wb") as fh:
+    pickle.dump(model, fh)
+"""
+
+
+def test_a_warm_start_from_another_sessions_model_with_a_seed_is_not_private(data, tmp_path):
+    """Another Python session's tags are made under its own key (never saved with the model):
+    this session cannot tell whether a seeded fit repeats one of the chain's streams (the same
+    script run again). Before the fix the chain of one seed across two sessions reported 0.72
+    (session 57's red-team pass); now a seeded warm start from such a model is not private, and
+    one with fresh randomness composes."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from skdp._streams import KEY_VARIABLE
+
+    X, y = data
+    path = tmp_path / "model.pkl"
+    env = {k: v for k, v in os.environ.items() if k != KEY_VARIABLE}  # a new session's key
+    root = str(Path(__file__).resolve().parents[1])
+    env["PYTHONPATH"] = os.pathsep.join([root, env.get("PYTHONPATH", "")])
+    subprocess.run([sys.executable, "-c", _FIT_IN_ANOTHER_SESSION, str(path)], env=env,
+                   check=True, cwd=root)
+
+    def resume(**params):
+        with open(path, "rb") as fh:
+            model = pickle.load(fh)
+        return model.set_params(warm_start=True, **params)
+
+    with pytest.warns(UserWarning, match="another Python session"):
+        model = resume().fit(X, y)  # random_state=0, as in the other session
+    assert model.epsilon_ == math.inf
+    model.set_params(random_state=None).fit(X, y)  # the chain stays not private
+    assert model.epsilon_ == math.inf
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fresh = resume(random_state=None).fit(X, y)
+    assert math.isfinite(fresh.epsilon_) and fresh.epsilon_ > 0.5
+    # the same chain within one session is compared as before: a fresh seed composes
+    local = _est(random_state=0, warm_start=True).fit(X, y)
+    local.set_params(random_state=1).fit(X, y)
+    assert math.isfinite(local.epsilon_)
+
+
 # -- searches ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("make", [
     lambda: _est(random_state=0),
@@ -598,6 +652,24 @@ def test_fits_in_two_threads_from_one_generator_draw_independent_noise():
     matches = sorted(next(j for j in range(2) if np.array_equal(c, sequential[j]))
                      for c in threaded)
     assert matches == [0, 1]
+
+
+@pytest.mark.parametrize("kind", ["Generator", "RandomState"])
+def test_a_generator_seeds_the_fit_with_128_bits(kind):
+    """A Generator or RandomState given as random_state seeds the fit's generator with the 128
+    bits of one draw of two 64-bit words, not one 63-bit word (session 57): a seed that a holder
+    of the model could search exhaustively would undo the noise."""
+    from skdp._validation import make_generator
+
+    def source():
+        return np.random.default_rng(5) if kind == "Generator" else np.random.RandomState(5)
+
+    words = (source().integers(0, 2**64, size=2, dtype=np.uint64) if kind == "Generator"
+             else source().randint(0, 2**64, size=2, dtype=np.uint64))
+    seed = (int(words[0]) << 64) | int(words[1])
+    assert seed >= 2**64  # (this draw's first word is not 0)
+    np.testing.assert_array_equal(make_generator(source()).random(4),
+                                  np.random.default_rng(seed).random(4))
 
 
 def test_secure_mode_applies_to_a_generator_too():

@@ -22,7 +22,7 @@ from .._dask import (
     DaskDesign, as_dask_inputs, check_dask_feature_names, dask_sample_weight, is_dask,
 )
 from .._fit_state import failed_fit_guard
-from .._streams import released_streams, remember_streams
+from .._streams import foreign_tags, released_streams, remember_streams
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
     check_delta, check_epsilon, check_positive,
@@ -626,9 +626,25 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             self._skdp_fit_record = record
         shared_stream = bool(
             (remember_streams(self, fit.stream, chain_streams) | fit.step_streams) & chain_streams)
+        # A chain fitted in another Python session keeps tags this one cannot compare: a seeded
+        # fit (the estimator's or a pipeline step's random_state) may repeat one of its streams
+        # (the same script run again), so nothing bounds the chain; fresh randomness cannot
+        unverified = (start is not None and not shared_stream and bool(foreign_tags(chain_streams))
+                      and (self.random_state is not None or fit.steps_seeded))
         if start is not None:
-            record = warm_started_record(start, record, delta, record.accountant, shared_stream)
-        if shared_stream and private:
+            record = warm_started_record(start, record, delta, record.accountant,
+                                         shared_stream or unverified)
+        if unverified and private:
+            warn(
+                f"{source} was warm-started from a model fitted in another Python session (and "
+                "unpickled), with random_state set: skdp cannot tell whether this fit draws the "
+                "noise of an earlier fit of the chain (the same seed in the same script), so no "
+                "composition bounds the chain and epsilon_ = inf. Warm-start a saved model with "
+                "random_state=None (fresh randomness, for the estimator and the pipeline's "
+                "private steps).",
+                UserWarning,
+            )
+        elif shared_stream and private:
             warn(
                 f"{source} was warm-started from a model fitted with the same random stream (the "
                 "same integer random_state, or a copy of one RandomState or Generator): the two "

@@ -41,7 +41,7 @@ import scipy.sparse as sp
 from .._dask import compute_chunk_sizes, dask_max, is_dask
 from .._streams import stream_state
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
-from ..ledger import ledgers_to_charge, precheck
+from ..ledger import precheck
 from ..optimizers import Budget
 from ..privacy import (
     ComposedEvent, ExponentialMechanismEvent, PrivacyRecord, ZCDPEvent, compute_epsilon,
@@ -237,6 +237,9 @@ class PipelinePlan:
     step_streams : frozenset
         The stream tags of the private steps fitted before the estimator in this fit: a warm
         start whose chain drew from one of them has no composition bound either.
+    steps_seeded : bool
+        Whether one of those steps was given a ``random_state`` (its stream may repeat one of
+        another session's fits).
     """
 
     epsilon: float
@@ -245,6 +248,7 @@ class PipelinePlan:
     row_norm_bound: object = None
     chain_streams: frozenset = frozenset()
     step_streams: frozenset = frozenset()
+    steps_seeded: bool = False
 
 
 class PrivateFit:
@@ -264,8 +268,10 @@ class PrivateFit:
             self.events = list(plan.prior)
             self.row_norm_bound = plan.row_norm_bound
             self.chain_streams, self.step_streams = plan.chain_streams, plan.step_streams
+            self.steps_seeded = plan.steps_seeded
         else:
             self.chain_streams = self.step_streams = frozenset()
+            self.steps_seeded = False
             self.epsilon = check_epsilon(estimator.epsilon)
             self.delta = check_delta(estimator.delta, n_samples)
             self.events = []
@@ -273,9 +279,7 @@ class PrivateFit:
         self.n_prior = len(self.events)
         self.private = math.isfinite(self.epsilon)
         self.rho = zcdp_budget(self.epsilon, self.delta) if self.private else math.inf
-        self.ledgers = ledgers_to_charge(
-            getattr(estimator, "ledger", None), estimator._carried_ledgers()
-        )
+        self.ledgers = estimator._fit_ledgers()
         self.source = type(estimator).__name__
         self.accountant = estimator.accountant
         self.rng = make_generator(estimator.random_state, secure=bool(estimator.secure_mode))

@@ -20,7 +20,7 @@ from .._validation import (
 )
 from .._row_wise import check_row_wise
 from .._dask import as_dask_inputs, compute, is_dask, predict_blocks, take_rows
-from ..ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge, ledgers_to_charge
+from ..ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge
 from ..ledger import precheck
 from ..privacy import (
     ComposedEvent,
@@ -343,7 +343,7 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
             )
         # every ledger a plain fit of a candidate would charge (a PrivatePipeline's own and its
         # steps' ledgers too), each charged with the whole search
-        ledgers = ledgers_to_charge(self.ledger, self._carried_ledgers())
+        ledgers = self._fit_ledgers()
         for est in estimators:
             for led in _fit_ledgers(est):
                 if all(led is not other for other in ledgers):
@@ -501,17 +501,15 @@ def _check_stateless_steps(estimator, probe):
 
 
 def _fit_ledgers(estimator):
-    """The ledgers a plain fit of ``estimator`` charges: a PrivatePipeline's (its own ledger,
-    the open contexts, its steps' ledgers: :meth:`PrivatePipeline._ledgers`), else its final
-    skdp estimator's (its ledger and the open contexts), as that fit finds them."""
+    """The ledgers a plain fit of ``estimator`` charges (``_fit_ledgers`` of the object that
+    spends: a PrivatePipeline, with its steps' ledgers, or the final skdp estimator of a plain
+    Pipeline), as that fit finds them."""
     from ..pipeline import PrivatePipeline
 
     est = estimator
     while not isinstance(est, PrivatePipeline) and hasattr(est, "steps"):
         est = est.steps[-1][1]  # a plain Pipeline: only its final step spends
-    if isinstance(est, PrivatePipeline):
-        return est._ledgers()
-    return ledgers_to_charge(getattr(est, "ledger", None), est._carried_ledgers())
+    return est._fit_ledgers()
 
 
 def _unique(events):
@@ -530,9 +528,13 @@ def _split(rng, n, m):
 
 
 def _fresh_seeds(est, rng):
-    """Fresh independent seeds from ``rng`` for every ``random_state`` of ``est`` (the runs
-    must draw independent noise), as a ``set_params`` dict."""
-    return {k: int(rng.integers(2**31 - 1)) for k in est.get_params(deep=True)
+    """Fresh independent generators from ``rng`` for every ``random_state`` of ``est`` (the runs
+    must draw independent noise), as a ``set_params`` dict. Each is seeded with 128 bits, which
+    the fit draws again (:func:`~skdp._validation.make_generator`): an integer seed (at most 32
+    bits under scikit-learn's validation) could be searched exhaustively by refitting the
+    released model on candidate data sets (about 2^31 fits; session 57's red-team pass)."""
+    return {k: np.random.default_rng(rng.integers(0, 2**64, size=2, dtype=np.uint64))
+            for k in est.get_params(deep=True)
             if k == "random_state" or k.endswith("__random_state")}
 
 

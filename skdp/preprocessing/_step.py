@@ -13,7 +13,7 @@ import numpy as np
 
 from .._streams import remember_streams, stream_state
 from .._validation import check_delta, check_epsilon, make_generator
-from ..ledger import LedgerCarrierMixin, charge, ledgers_to_charge, precheck
+from ..ledger import LedgerCarrierMixin, charge, precheck
 from ..privacy import NonPrivateEvent, PrivacyRecord, compute_epsilon
 from ..privacy.split import zcdp_budget
 
@@ -46,9 +46,7 @@ class PrivateStepMixin(LedgerCarrierMixin):
             return plan.rho, plan.delta, math.isfinite(plan.epsilon), []
         epsilon = check_epsilon(self.epsilon)
         delta = check_delta(self.delta, n_samples)
-        ledgers = ledgers_to_charge(
-            getattr(self, "ledger", None), self._carried_ledgers()
-        )
+        ledgers = self._fit_ledgers()
         precheck(ledgers, epsilon, delta, type(self).__name__)
         if not math.isfinite(epsilon):
             return math.inf, delta, False, ledgers

@@ -26,6 +26,13 @@ __all__ = ["compute_epsilon", "calibrate_noise_multiplier", "rdp_epsilon_and_ord
 
 ACCOUNTANTS = ("rdp", "pld")
 
+#: ``accountant="pld"`` answers the smaller of the PLD and RDP bounds (both valid), and does not
+#: consult PLD where RDP's is above this epsilon: PLD discretises the privacy loss, whose range
+#: grows with it (gigabytes and minutes at epsilon 100 to 1000), where its tighter answer does
+#: not matter. Below delta ~1e-20 PLD's truncated tail alone exceeds delta and it answers inf:
+#: RDP's answer stands (before, the calibration then raised the noise a million-fold).
+PLD_MAX_RDP_EPSILON = 30.0
+
 
 def _epsilon_at(event, delta, order):
     return epsilon_from_rdp([order], event.rdp(np.array([order])), delta)[0]
@@ -105,7 +112,9 @@ def _compute_epsilon(event, delta, accountant):
     if accountant == "rdp":
         eps = _rdp_epsilon(event, delta)
     elif accountant == "pld":
-        eps = _pld_epsilon(event, delta)
+        eps = _rdp_epsilon(event, delta)
+        if eps <= PLD_MAX_RDP_EPSILON:
+            eps = min(eps, _pld_epsilon(event, delta))
     else:
         raise ValueError(f"accountant must be one of {ACCOUNTANTS}, got {accountant!r}")
     if pure is not None:
