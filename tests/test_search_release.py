@@ -223,3 +223,26 @@ def test_label_outside_the_declared_classes_is_refused_before_the_charge(neighbo
         search.fit(X, y)
     assert str(refused.value) == str(plain.value)
     assert len(ledger) == 0 and not hasattr(search, "best_estimator_")
+
+
+# -- secure_mode reaches the search's own draws -------------------------------------------------
+@pytest.mark.parametrize("secure", [False, True])
+def test_the_search_draws_from_chacha_when_a_candidate_asks_for_secure_mode(neighbours, secure,
+                                                                            monkeypatch):
+    """The split, the number of runs, the choices and the runs' seeds came from PCG64 whatever
+    the candidates' secure_mode (session 57's red-team pass); a candidate with
+    secure_mode=True now makes them ChaCha20 draws too, as its own fit's."""
+    pytest.importorskip("randomgen")
+    (X, y), _ = neighbours
+    kinds = []
+    make = _search.make_generator
+
+    def recording(random_state, secure=False):
+        rng = make(random_state, secure=secure)
+        kinds.append(type(rng.bit_generator).__name__)
+        return rng
+
+    est = _logistic(secure_mode=secure)
+    monkeypatch.setattr(_search, "make_generator", recording)
+    PrivateSearchCV(est, _grid(est), n_iter=2, delta=DELTA, random_state=0).fit(X, y)
+    assert kinds == ["ChaCha" if secure else "PCG64"]

@@ -337,7 +337,7 @@ with open(sys.argv[1], "wb") as fh:
 def test_a_warm_start_from_another_sessions_model_with_a_seed_is_not_private(data, tmp_path):
     """Another Python session's tags are made under its own key (never saved with the model):
     this session cannot tell whether a seeded fit repeats one of the chain's streams (the same
-    script run again). Before the fix the chain of one seed across two sessions reported 0.72
+    script run again). Before the fix the chain of one seed across two sessions reported 0.73
     (session 57's red-team pass); now a seeded warm start from such a model is not private, and
     one with fresh randomness composes."""
     import os

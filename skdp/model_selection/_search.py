@@ -361,7 +361,10 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
             details={"mean_runs": float(self.n_iter), "shape": float(self.shape),
                      "n_candidates": len(candidates), "refit": bool(self.refit)},
         )
-        rng = make_generator(self.random_state)
+        # the split, the number of runs, the choices and the runs' seeds: ChaCha20 when a
+        # candidate asks for secure_mode (a public parameter), as its own fit would draw
+        secure = any(bool(final_estimator(est)[0].secure_mode) for est in estimators)
+        rng = make_generator(self.random_state, secure=secure)
         stream = stream_state(rng)  # the search's stream (skdp._streams), before any draw
         # Charged before any private record is read: the event is exact and known now, and a
         # refusal (another process may have spent since the pre-check) leaves no model behind.
