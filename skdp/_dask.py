@@ -105,7 +105,7 @@ def as_dask_vector(v, row_chunks, name):
     return _chunked_like_rows(v, row_chunks, name)
 
 
-def dask_sample_weight(sample_weight, X, max_sample_weight):
+def dask_sample_weight(sample_weight, X, max_sample_weight, y=None):
     """The weights of a fit on the dask array ``X`` (None for ones within the bound), chunked
     like its rows, after checking X and them as the in-memory fit does, before any private
     computation.
@@ -116,6 +116,7 @@ def dask_sample_weight(sample_weight, X, max_sample_weight):
     computed together in one pass (:func:`check_values`), so that a bad input is refused before
     the fit releases anything (its private bounds), as in memory, not when the chunks are
     prepared. They are clipped to ``[0, max_sample_weight]`` on the workers (:func:`_prepare`).
+    ``y`` (the fit's targets as a dask array, or None) is checked in the same pass.
     """
     from sklearn.utils.validation import _check_sample_weight
 
@@ -123,7 +124,7 @@ def dask_sample_weight(sample_weight, X, max_sample_weight):
 
     n = int(X.shape[0])
     if sample_weight is None:
-        check_values(X)
+        check_values(X, y=y)
         return None if max_sample_weight >= 1.0 else as_dask_vector(
             np.full(n, float(max_sample_weight)), X.chunks[0], "sample_weight")
     if not is_dask(sample_weight):  # in memory: scikit-learn's checks (an empty X of n rows)
@@ -131,7 +132,7 @@ def dask_sample_weight(sample_weight, X, max_sample_weight):
             sample_weight, np.empty((n, 0)), dtype=np.float64, ensure_non_negative=True,
             **_ALLOW_ZERO_WEIGHTS
         )
-        check_values(X)
+        check_values(X, y=y)
         return as_dask_vector(sample_weight, X.chunks[0], "sample_weight")
     w = _to_array(sample_weight, "sample_weight")
     if w.ndim != 1:  # scikit-learn's messages
@@ -144,27 +145,27 @@ def dask_sample_weight(sample_weight, X, max_sample_weight):
     if w.dtype.kind not in "biuf":
         raise ValueError(f"sample_weight must be numeric; got a dask array of dtype {w.dtype}")
     w = _chunked_like_rows(w, X.chunks[0], "sample_weight")
-    check_values(X, w)
+    check_values(X, w, y)
     return w
 
 
-def check_values(X, sample_weight=None):
-    """Refuse NaN or infinity in the dask array X, and weights (a dask vector) that are not
-    finite or are negative, with the in-memory errors: one pass over the chunks, where they
-    live, all reductions computed together (only booleans reach the client). A chunk whose
-    shape is not the declared one is refused on the way (:func:`_to_array`)."""
+def check_values(X, sample_weight=None, y=None):
+    """Refuse NaN or infinity in the dask arrays X and y (numeric targets; None: not checked),
+    and weights (a dask vector) that are not finite or are negative, with the in-memory errors:
+    one pass over the chunks, where they live, all reductions computed together (only booleans
+    reach the client). A chunk whose shape is not the declared one is refused on the way
+    (:func:`_to_array`)."""
     import dask.array as da
 
-    checks = [da.isfinite(X).all()]
+    checks = {"Input X contains NaN or infinity.": da.isfinite(X).all()}
     if sample_weight is not None:
-        checks += [da.isfinite(sample_weight).all(), (sample_weight >= 0).all()]
-    ok = compute(*checks)
-    if not ok[0]:
-        raise ValueError("Input X contains NaN or infinity.")
-    if sample_weight is not None and not ok[1]:
-        raise ValueError("Input sample_weight contains NaN or infinity.")
-    if sample_weight is not None and not ok[2]:
-        raise ValueError("Negative values in data passed to `sample_weight`")
+        checks["Input sample_weight contains NaN or infinity."] = da.isfinite(sample_weight).all()
+        checks["Negative values in data passed to `sample_weight`"] = (sample_weight >= 0).all()
+    if y is not None and is_dask(y) and y.dtype.kind in "biuf":
+        checks["Input y contains NaN or infinity."] = da.isfinite(y).all()
+    for message, ok in zip(checks, compute(*checks.values())):
+        if not ok:
+            raise ValueError(message)
 
 
 def _as_dask_columns(v, row_chunks, name):

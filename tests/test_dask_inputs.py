@@ -165,6 +165,24 @@ def test_bad_values_are_refused_before_any_release_as_in_memory(bad, make, relea
     assert words[bad] in str(in_memory.value) and words[bad] in str(on_dask.value)
 
 
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_a_bad_target_is_refused_before_any_release_as_in_memory(bad, releases):
+    """A NaN or infinite target on Dask was found only when the chunks were prepared, after
+    the private row bound (data_norm="auto", with public y_bounds): it is now checked in the
+    same pass as X and the weights, before any release."""
+    X, y = _data()
+    y = 1000.0 + y
+    y[17] = bad
+    est = DPRidge(epsilon=0.5, delta=1e-6, data_norm="auto", y_bounds=(999.0, 1002.0),
+                  optimizer="dp_gdws")
+    with pytest.raises(ValueError, match="Input y contains"):
+        clone(est).fit(X, y)
+    assert releases == []
+    with pytest.raises(ValueError, match="Input y contains"):
+        est.fit(_lazy(X), _lazy(y))
+    assert releases == []
+
+
 def test_x_and_weights_are_checked_in_one_pass(monkeypatch):
     """X's and the weights' checks are one computation: the graph is read once (a weight column
     from X's own graph is not computed twice)."""

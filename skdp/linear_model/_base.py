@@ -430,8 +430,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False
             )
 
-    def _validate_sample_weight(self, sample_weight, X, private):
+    def _validate_sample_weight(self, sample_weight, X, private, y=None):
         """Weights clipped to ``[0, max_sample_weight]`` (a new array), or None for ones.
+
+        On Dask, X, the weights and ``y`` (the targets, when given) are checked for NaN and
+        infinity here, in one pass, before any private computation (in memory ``fit``'s
+        validation has checked X and y already).
 
         ``private``: whether the fit is private (its budget's, which a pipeline's replaces:
         not the estimator's own ``epsilon``). Only a non-private fit refuses all-zero weights
@@ -444,7 +448,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         M = check_positive(self.max_sample_weight, "max_sample_weight")
         if is_dask(X):  # checked as in memory (skdp._dask), clipped on the workers
             with _explained_data_errors(self, X):
-                return dask_sample_weight(sample_weight, X, M)
+                return dask_sample_weight(sample_weight, X, M, y)
         if sample_weight is None:
             return None if M >= 1.0 else np.full(X.shape[0], M)
         sw = _check_sample_weight(
@@ -531,7 +535,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         if optimizer is None:
             optimizer = self._checked_optimizer(X, Y.shape[1], n_samples, fit, lam)
         sw = sample_weight if weights_validated else self._validate_sample_weight(
-            sample_weight, X, fit.private)
+            sample_weight, X, fit.private, Y)
         data_norm, row_scale, norms = resolve_data_norm(data_norm, X, fit, sw)
         if not ROW_NORM_RANGE[0] <= data_norm <= ROW_NORM_RANGE[1]:
             # the fit works in units of data_norm (its square divides the regularisation)

@@ -170,7 +170,7 @@ class DPRidge(RegressorMixin, DPLinearModel):
         n = X.shape[0]
         fit = PrivateFit(self, n)
         optimizer = self._checked_optimizer(X, K, n, fit, alpha / n)  # before any release
-        sw = self._validate_sample_weight(sample_weight, X, fit.private)  # (weighted bounds)
+        sw = self._validate_sample_weight(sample_weight, X, fit.private, Y)  # (weighted bounds)
         low, high = resolve_target_bounds(self.y_bounds, Y, fit, sw)
         # A private fit's optimizer sees targets in [-1, 1]: an exact reparameterisation of the
         # same ridge objective (y' = (y - centre) / half, W' = W / half, column by column; lam
