@@ -119,7 +119,7 @@ class failed_fit_guard:
 _RELEASES = contextvars.ContextVar("skdp_releases", default=None)
 
 #: Source label of the ledger entry of a fit that raised after private releases.
-FAILED_FIT = "failed fit: releases before the error"
+FAILED_FIT = "failed fit"
 
 
 def log_release(event):

@@ -192,8 +192,8 @@ def test_bagging_members_get_their_bootstrap_counts_as_clipped_weights(routing, 
     seen = []
     validate = DPLinearModel._validate_sample_weight
 
-    def spy(self, sample_weight, X, private):
-        clipped = validate(self, sample_weight, X, private)
+    def spy(self, sample_weight, X, private, y=None):
+        clipped = validate(self, sample_weight, X, private, y)
         seen.append((X.shape[0], len(np.unique(X[:, 0])), np.max(sample_weight), np.max(clipped)))
         return clipped
 

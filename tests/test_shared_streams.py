@@ -363,6 +363,17 @@ def test_a_warm_start_from_another_sessions_model_with_a_seed_is_not_private(dat
     with pytest.warns(UserWarning, match="another Python session"):
         model = resume().fit(X, y)  # random_state=0, as in the other session
     assert model.epsilon_ == math.inf
+    # a ledger charged with that fit: infinite without a ceiling, a refusal under one (as for
+    # a stream it sees twice); the refused model is not released
+    ledger = PrivacyLedger(delta=DELTA)
+    with pytest.warns(UserWarning, match="another Python session"):
+        resume(ledger=ledger).fit(X, y)
+    assert ledger.spent() == math.inf
+    capped = PrivacyLedger(epsilon=5.0, delta=DELTA)
+    refused = resume(ledger=capped)
+    with pytest.raises(BudgetExceededError):
+        refused.fit(X, y)
+    assert len(capped) == 0 and refused.epsilon_ < 0.5 + 1e-9  # the loaded model, as it was
     model.set_params(random_state=None).fit(X, y)  # the chain stays not private
     assert model.epsilon_ == math.inf
     with warnings.catch_warnings():

@@ -109,6 +109,13 @@ def releases_model(fit):
     return wrapper
 
 
+def not_private(record):
+    """``record`` with a ``NonPrivateEvent`` composed in (epsilon inf): a release that no
+    composition bounds (its noise may repeat another's)."""
+    return replace(record, event=ComposedEvent((record.event, NonPrivateEvent())),
+                   epsilon=math.inf)
+
+
 def warm_started_record(start, record, delta, accountant, shared_stream=False):
     """The record of a model fitted (``record``) from the earlier release described by ``start``.
 
@@ -123,8 +130,7 @@ def warm_started_record(start, record, delta, accountant, shared_stream=False):
     (epsilon inf), which every later fit of the chain composes too.
     """
     if shared_stream:  # in the history, so that a later link does not drop it
-        record = replace(record, event=ComposedEvent((record.event, NonPrivateEvent())),
-                         epsilon=math.inf)
+        record = not_private(record)
     history = start.details.get("warm_start_history", (start,)) + (record,)
     events = [r.event for r in history]
     event = ComposedEvent(tuple(events))
@@ -555,6 +561,11 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         # (in a pipeline: with its earlier fits' streams, the chain of its other steps)
         chain_streams = (released_streams(self) | fit.chain_streams if start is not None
                          else frozenset())
+        # A chain fitted in another Python session keeps tags this one cannot compare: a seeded
+        # fit (the estimator's or a pipeline step's random_state) may repeat one of its streams
+        # (the same script run again), so nothing bounds the chain; fresh randomness cannot
+        unverified = (start is not None and bool(foreign_tags(chain_streams))
+                      and (self.random_state is not None or fit.steps_seeded))
         what = optimizer.name or type(optimizer).__name__
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
         # the typical row (public: the released median under data_norm="auto", else the bound),
@@ -613,7 +624,10 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 Xc.close()  # the persisted chunks are not needed after the fit
         # Ledgers are charged with this fit's own event (the start was charged by its own fit);
         # the model's record composes the start's history with it.
-        charge(ledgers, record, source, epsilon, delta, n_samples=int(n_samples),
+        # (not private when its stream cannot be told apart from the chain's: a ledger with a
+        # ceiling refuses it, as it refuses a stream it sees twice)
+        charged = not_private(record) if unverified and private else record
+        charge(ledgers, charged, source, epsilon, delta, n_samples=int(n_samples),
                stream=fit.stream)
         # What the fit resolved and released (the private row bound, the intercept scaling read
         # from it) is set only now, once charged: a callback reading the estimator during the
@@ -627,18 +641,13 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             # for the pipeline's one charge, which drops them: this fit's streams and its own
             # record (a warm start's chain, composed below, was charged by its earlier fits)
             self._skdp_stream_state = fit.stream
-            self._skdp_fit_record = record
+            self._skdp_fit_record = charged
         shared_stream = bool(
             (remember_streams(self, fit.stream, chain_streams) | fit.step_streams) & chain_streams)
-        # A chain fitted in another Python session keeps tags this one cannot compare: a seeded
-        # fit (the estimator's or a pipeline step's random_state) may repeat one of its streams
-        # (the same script run again), so nothing bounds the chain; fresh randomness cannot
-        unverified = (start is not None and not shared_stream and bool(foreign_tags(chain_streams))
-                      and (self.random_state is not None or fit.steps_seeded))
         if start is not None:
             record = warm_started_record(start, record, delta, record.accountant,
                                          shared_stream or unverified)
-        if unverified and private:
+        if unverified and private and not shared_stream:
             warn(
                 f"{source} was warm-started from a model fitted in another Python session (and "
                 "unpickled), with random_state set: skdp cannot tell whether this fit draws the "

@@ -362,17 +362,20 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
                     warn(
                         f"PrivateRobustScaler: {n_releases} private quantiles of {n} records "
                         f"(the spreads at epsilon {eps:.3g}) would be unreliable, so the features "
-                        "pass through unscaled and the step spends nothing (a skdp estimator "
-                        "after it then bounds the rows itself, data_norm='auto'); pass public "
-                        "bounds, scale fewer features, or use more data or budget",
+                        "pass through unscaled and the step spends nothing. A skdp estimator "
+                        "after it then bounds the rows itself (data_norm='auto'), but a feature "
+                        "in large units (a count, an amount) then dominates the rows and the "
+                        "model can be constant. Pass public bounds "
+                        "(PrivateRobustScaler(bounds=[(low, high), ...]), from the features' "
+                        "documented ranges), scale fewer features, or use more data or budget",
                         UserWarning,
                     )
                     return self._pass_through(X if dask_input else None)
                 warn(
                     f"PrivateRobustScaler: {n_releases} private quantiles of {n} records (the "
                     f"spreads at epsilon {eps:.3g}) are unreliable (they can land far from the "
-                    "data); pass "
-                    "public bounds, scale fewer features, or use more data or budget",
+                    "data); pass public bounds (PrivateRobustScaler(bounds=[(low, high), "
+                    "...])), scale fewer features, or use more data or budget",
                     UserWarning,
                 )
             rng = self._rng()
