@@ -137,8 +137,8 @@ class charged_if_failed:
     Only the outermost fit of a context charges: a pipeline's steps and a search's fits log into
     the pipeline's or the search's log (a private search charges its whole plan before it runs,
     and passes ``ledgers=None``). The charge is one pure-DP entry of the released events (the
-    exponential mechanism's); a failure of the charge itself (a ceiling) does not hide the
-    fit's own error.
+    exponential mechanism's); a failure of the charge itself (a ceiling) is raised with the
+    fit's own error as its cause.
     """
 
     def __init__(self, estimator, ledgers):
@@ -159,8 +159,8 @@ class charged_if_failed:
         if exc_type is not None and events and self._ledgers is not None:
             try:
                 _charge_releases(self._ledgers(), tuple(events), self._source)
-            except Exception as charge_error:  # the fit's own error is what the caller sees
-                raise charge_error from exc
+            except Exception as charge_error:  # (a ceiling): raised with the fit's error as
+                raise charge_error from exc   # its cause, so neither is hidden
         return False
 
 
