@@ -10,6 +10,7 @@ validation is switched off (``sklearn.set_config(skip_parameter_validation=True)
 
 import math
 import numbers
+from contextlib import contextmanager
 from numbers import Integral, Real
 
 import numpy as np
@@ -134,3 +135,46 @@ def make_generator(random_state, secure=False):
         ) from None
     # seed=None draws the key from OS entropy (through numpy's SeedSequence)
     return np.random.Generator(randomgen.ChaCha(seed=seed, rounds=20))
+
+
+@contextmanager
+def explained_data_errors(estimator, X):
+    """Add to scikit-learn's errors for raw tables what to do, privately: name the text columns
+    of a DataFrame (a column of numbers stored as objects still converts, as in scikit-learn),
+    say how to fill missing values without reading the private data, and, for a classifier's y
+    of several columns, name the one-fit-per-column wrapper and that its fits compose."""
+    name = type(estimator).__name__
+    try:
+        yield
+    except ValueError as exc:
+        if "Input X contains NaN" in str(exc):
+            raise ValueError(
+                f"{exc}\n{name} needs values in every cell: fill the missing ones with a public "
+                "constant, SimpleImputer(strategy='constant', fill_value=<public value>) (with "
+                "MissingIndicator(features='all') to keep the information), in a "
+                "skdp.pipeline.PrivatePipeline; a mean or median imputer would read the "
+                "private data"
+            ) from exc
+        if "y should be a 1d array" in str(exc):  # a classifier (DPRidge fits several targets)
+            raise ValueError(
+                f"{exc}\n{name} fits one target column. For several targets, fit one model per "
+                "column (sklearn.multioutput.MultiOutputClassifier does): every fit is a "
+                "release, and their privacy losses compose (a skdp.PrivacyLedger totals them)"
+            ) from exc
+        dtypes = getattr(X, "dtypes", None)
+        if dtypes is None or not hasattr(X, "columns"):
+            raise
+        from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+        text = [str(c) for c, t in dtypes.items() if not (is_numeric_dtype(t) or is_bool_dtype(t))]
+        if not text:
+            raise
+        raise ValueError(
+            f"{name} needs numeric features, but the DataFrame's columns {text} are not numeric "
+            f"({exc}). Encode them first, for example in "
+            "skdp.pipeline.make_private_pipeline(make_column_transformer((OneHotEncoder("
+            "categories=<public lists>, handle_unknown='ignore'), <those columns>), "
+            "(PrivateRobustScaler(), <the numeric columns>), sparse_threshold=0), the "
+            "estimator); an encoder "
+            "with categories='auto' would read them from the private data"
+        ) from exc

@@ -276,6 +276,14 @@ def test_raw_table_errors_say_what_to_do_privately():
     with pytest.raises(ValueError, match="Input y contains NaN") as info:
         DPRidge().fit(frame, np.r_[np.nan, y[1:]].astype(float))
     assert "SimpleImputer" not in str(info.value)
+    # the first step of the recommended pipeline says the same (session 57's user trial: it
+    # gave scikit-learn's text only, which suggests the mean imputer skdp refuses)
+    from skdp.preprocessing import PrivateRobustScaler
+
+    with pytest.raises(ValueError, match="Input X contains NaN(.|\n)*strategy='constant'"):
+        PrivateRobustScaler().fit(missing)
+    with pytest.raises(ValueError, match=r"columns \['job'\] are not numeric.*OneHotEncoder"):
+        PrivateRobustScaler().fit(with_text)
 
 
 @pytest.mark.parametrize("container", ["numpy", "dask"])

@@ -3,7 +3,6 @@
 No numerics live here beyond preparing the clipped design matrix; the optimizer does the rest.
 """
 
-from contextlib import contextmanager
 from dataclasses import replace
 import functools
 import hashlib
@@ -25,7 +24,7 @@ from .._fit_state import failed_fit_guard
 from .._streams import foreign_tags, released_streams, remember_streams
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
-    check_delta, check_epsilon, check_positive,
+    check_delta, check_epsilon, check_positive, explained_data_errors,
 )
 from ..ledger import _composed_epsilon as composed_epsilon
 from ..ledger import LedgerCarrierMixin, PrivacyLedger, charge
@@ -225,49 +224,6 @@ def prediction_row_factors(X, data_norm):
         return np.where(norms > data_norm, data_norm / norms, 1.0)
 
 
-@contextmanager
-def _explained_data_errors(estimator, X):
-    """Add to scikit-learn's errors for raw tables what to do, privately: name the text columns
-    of a DataFrame (a column of numbers stored as objects still converts, as in scikit-learn),
-    say how to fill missing values without reading the private data, and, for a classifier's y
-    of several columns, name the one-fit-per-column wrapper and that its fits compose."""
-    name = type(estimator).__name__
-    try:
-        yield
-    except ValueError as exc:
-        if "Input X contains NaN" in str(exc):
-            raise ValueError(
-                f"{exc}\n{name} needs values in every cell: fill the missing ones with a public "
-                "constant, SimpleImputer(strategy='constant', fill_value=<public value>) (with "
-                "MissingIndicator(features='all') to keep the information), in a "
-                "skdp.pipeline.PrivatePipeline; a mean or median imputer would read the "
-                "private data"
-            ) from exc
-        if "y should be a 1d array" in str(exc):  # a classifier (DPRidge fits several targets)
-            raise ValueError(
-                f"{exc}\n{name} fits one target column. For several targets, fit one model per "
-                "column (sklearn.multioutput.MultiOutputClassifier does): every fit is a "
-                "release, and their privacy losses compose (a skdp.PrivacyLedger totals them)"
-            ) from exc
-        dtypes = getattr(X, "dtypes", None)
-        if dtypes is None or not hasattr(X, "columns"):
-            raise
-        from pandas.api.types import is_bool_dtype, is_numeric_dtype
-
-        text = [str(c) for c, t in dtypes.items() if not (is_numeric_dtype(t) or is_bool_dtype(t))]
-        if not text:
-            raise
-        raise ValueError(
-            f"{name} needs numeric features, but the DataFrame's columns {text} are not numeric "
-            f"({exc}). Encode them first, for example in "
-            "skdp.pipeline.make_private_pipeline(make_column_transformer((OneHotEncoder("
-            "categories=<public lists>, handle_unknown='ignore'), <those columns>), "
-            "(PrivateRobustScaler(), <the numeric columns>), sparse_threshold=0), the "
-            "estimator); an encoder "
-            "with categories='auto' would read them from the private data"
-        ) from exc
-
-
 class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     """Base class of the skdp estimators (not for direct use).
 
@@ -417,13 +373,13 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
     def _validate_X_y(self, X, y, **kwargs):
         if is_dask(X):  # rows that stay on Dask workers (skdp._dask): checked there
             check_dask_feature_names(self, X, reset=True)
-            with _explained_data_errors(self, X):
+            with explained_data_errors(self, X):
                 X, y = as_dask_inputs(X, y, kwargs.get("multi_output", False))
             self.n_features_in_ = int(X.shape[1])
             return X, y
         # float32 stays float32: the fit reads it in place (clipped_design), computing in
         # float64, so it never holds a float64 copy of a float32 X
-        with _explained_data_errors(self, X):
+        with explained_data_errors(self, X):
             return validate_data(
                 self, X, y, accept_sparse=SPARSE_FORMATS, dtype=(np.float64, np.float32),
                 **kwargs
@@ -431,7 +387,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
 
     def _validate_X_predict(self, X):
         check_is_fitted(self)
-        with _explained_data_errors(self, X):
+        with explained_data_errors(self, X):
             return validate_data(
                 self, X, accept_sparse=SPARSE_FORMATS, dtype=np.float64, reset=False
             )
@@ -453,7 +409,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         """
         M = check_positive(self.max_sample_weight, "max_sample_weight")
         if is_dask(X):  # checked as in memory (skdp._dask), clipped on the workers
-            with _explained_data_errors(self, X):
+            with explained_data_errors(self, X):
                 return dask_sample_weight(sample_weight, X, M, y)
         if sample_weight is None:
             return None if M >= 1.0 else np.full(X.shape[0], M)

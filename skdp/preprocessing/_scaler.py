@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._dask import column_counts, compute, dask_features, is_dask, map_rows
 from .._fit_state import keeps_state_on_error
-from .._validation import OPEN_UNIT, POSITIVE_OR_INF, RANDOM_STATE
+from .._validation import OPEN_UNIT, POSITIVE_OR_INF, RANDOM_STATE, explained_data_errors
 from ..ledger import PrivacyLedger
 from ..privacy import ComposedEvent, ExponentialMechanismEvent, NonPrivateEvent, SelfComposedEvent
 from ..privacy.quantiles import (
@@ -306,8 +306,9 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
         self
         """
         dask_input = is_dask(X)
-        X = dask_features(self, X, reset=True) if dask_input else validate_data(
-            self, X, dtype=np.float64)
+        with explained_data_errors(self, X):  # (what to do with NaN, text columns)
+            X = dask_features(self, X, reset=True) if dask_input else validate_data(
+                self, X, dtype=np.float64)
         n, d = (int(v) for v in X.shape)
         q_lo, q_hi, fence, bounds, grid = self._check_params(d)
         self.passthrough_, self.centres_ = False, None
