@@ -124,28 +124,30 @@ def dask_sample_weight(sample_weight, X, max_sample_weight, y=None):
 
     n = int(X.shape[0])
     if sample_weight is None:
-        check_values(X, y=y)
-        return None if max_sample_weight >= 1.0 else as_dask_vector(
+        w = None if max_sample_weight >= 1.0 else as_dask_vector(
             np.full(n, float(max_sample_weight)), X.chunks[0], "sample_weight")
+        check_values(X, y=y)  # (a constant vector of the bound needs no check)
+        return w
     if not is_dask(sample_weight):  # in memory: scikit-learn's checks (an empty X of n rows)
         sample_weight = _check_sample_weight(
             sample_weight, np.empty((n, 0)), dtype=np.float64, ensure_non_negative=True,
             **_ALLOW_ZERO_WEIGHTS
         )
-        check_values(X, y=y)
-        return as_dask_vector(sample_weight, X.chunks[0], "sample_weight")
-    w = _to_array(sample_weight, "sample_weight")
-    if w.ndim != 1:  # scikit-learn's messages
-        raise ValueError(
-            f"Sample weights must be 1D array or scalar, got {w.ndim}D array. Expected either "
-            f"a scalar value or a 1D array of length {n}."
-        )
-    if w.shape != (n,):
-        raise ValueError(f"sample_weight.shape == {w.shape}, expected {(n,)}!")
-    if w.dtype.kind not in "biuf":
-        raise ValueError(f"sample_weight must be numeric; got a dask array of dtype {w.dtype}")
-    w = _chunked_like_rows(w, X.chunks[0], "sample_weight")
-    check_values(X, w, y)
+        w, checked = as_dask_vector(sample_weight, X.chunks[0], "sample_weight"), None
+    else:
+        w = _to_array(sample_weight, "sample_weight")
+        if w.ndim != 1:  # scikit-learn's messages
+            raise ValueError(
+                f"Sample weights must be 1D array or scalar, got {w.ndim}D array. Expected "
+                f"either a scalar value or a 1D array of length {n}."
+            )
+        if w.shape != (n,):
+            raise ValueError(f"sample_weight.shape == {w.shape}, expected {(n,)}!")
+        if w.dtype.kind not in "biuf":
+            raise ValueError(
+                f"sample_weight must be numeric; got a dask array of dtype {w.dtype}")
+        w = checked = _chunked_like_rows(w, X.chunks[0], "sample_weight")
+    check_values(X, checked, y)  # one pass (in-memory weights were checked above)
     return w
 
 
