@@ -33,7 +33,9 @@ from ..optimizers import (
 )
 from ..optimizers._base import nonprivate_record
 from ..optimizers._defaults import DUAL_MAX_SNR, budget_rho, prefers_dual, snr
-from ..privacy import ACCOUNTANTS, ComposedEvent, NonPrivateEvent, PrivacyRecord
+from ..privacy import (
+    ACCOUNTANTS, PUBLIC_LABEL_SET, ComposedEvent, NonPrivateEvent, PrivacyRecord, with_public_labels,
+)
 from ..progress import check_callback
 from ._bounds import (
     PrivateFit, _row_norms, exact_largest_norm, public_data_norm, resolve_data_norm,
@@ -136,6 +138,8 @@ def warm_started_record(start, record, delta, accountant, shared_stream=False):
     epsilon = composed_epsilon(events, delta, accountant)
     pure = event.pure_epsilon()
     spent_delta = 0.0 if (pure is not None and epsilon == pure and math.isfinite(epsilon)) else delta
+    # a label set read from y by an earlier fit was released with the chain (its relation)
+    record = with_public_labels(record, PUBLIC_LABEL_SET in start.relation)
     return replace(
         record, event=event, epsilon=epsilon, delta=spent_delta, accountant=accountant,
         details={**record.details, "warm_start_history": history},

@@ -4,8 +4,9 @@ import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
 from .._dask import is_dask, unique_labels
+from ..privacy import with_public_labels
 
-__all__ = ["resolve_classes", "encode_labels"]
+__all__ = ["resolve_classes", "encode_labels", "state_label_set"]
 
 
 def resolve_classes(classes, y):
@@ -41,6 +42,14 @@ def resolve_classes(classes, y):
         return classes_, y.map_blocks(lambda b: np.searchsorted(classes_, b), dtype=np.int64)
     index = np.searchsorted(classes_, y)
     return classes_, index
+
+
+def state_label_set(estimator):
+    """After a fit: when the label set was read from y (``classes=None``), the record's relation
+    says so (:func:`skdp.privacy.with_public_labels`); ``epsilon_`` does not cover which labels
+    occur."""
+    estimator.privacy_record_ = with_public_labels(
+        estimator.privacy_record_, estimator.classes is None)
 
 
 def encode_labels(index, K, negative):

@@ -7,7 +7,7 @@ from sklearn.base import ClassifierMixin, _fit_context
 from .._validation import POSITIVE
 from ..losses import get_loss
 from ._base import DPLinearModel, releases_model
-from ._classifier import encode_labels, resolve_classes
+from ._classifier import encode_labels, resolve_classes, state_label_set
 from ._docs import fill
 
 __all__ = ["DPLogisticRegression"]
@@ -36,7 +36,9 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
         Inverse regularisation strength, as in scikit-learn.
     classes : array-like or None, default=None
         The public label set. When omitted the labels are read from y, which reveals which
-        labels occur in the training data.
+        labels occur in the training data: ``epsilon_`` then holds between data sets with the
+        same label set, and ``privacy_record_.relation`` says so
+        (:data:`skdp.privacy.PUBLIC_LABEL_SET`).
 
     Attributes
     ----------
@@ -132,6 +134,7 @@ class DPLogisticRegression(ClassifierMixin, DPLinearModel):
             lambda optimizer, s: optimizer.default_logistic_clip(s, K), n, sample_weight,
         )
         self.coef_, self.intercept_ = self._split_coef(W)
+        state_label_set(self)
         return self
 
     def _auto_choice(self, n_samples, n_columns, fit, public_norm, lam):

@@ -7,7 +7,7 @@ from .._validation import POSITIVE, check_positive
 from ..losses import get_loss
 from ..optimizers._defaults import SVC_DUAL_MAX_SNR
 from ._base import DPLinearModel, releases_model
-from ._classifier import encode_labels, resolve_classes
+from ._classifier import encode_labels, resolve_classes, state_label_set
 from ._docs import fill
 
 __all__ = ["DPLinearSVC"]
@@ -33,7 +33,9 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
         Only the smooth squared hinge is supported.
     classes : array-like or None, default=None
         The public label set. When omitted the labels are read from y, which reveals which
-        labels occur in the training data.
+        labels occur in the training data: ``epsilon_`` then holds between data sets with the
+        same label set, and ``privacy_record_.relation`` says so
+        (:data:`skdp.privacy.PUBLIC_LABEL_SET`).
 
     Attributes
     ----------
@@ -131,6 +133,7 @@ class DPLinearSVC(ClassifierMixin, DPLinearModel):
             X, Y, loss, 1.0 / (n * C), loss.default_clip(Y.shape[1]), n, sample_weight
         )
         self.coef_, self.intercept_ = self._split_coef(W)
+        state_label_set(self)
         return self
 
     def decision_function(self, X):

@@ -28,6 +28,7 @@ from ..privacy import (
     PrivacyRecord,
     calibrate_noise_multiplier,
     compute_epsilon,
+    with_public_labels,
 )
 from ..linear_model._bounds import public_target_bounds
 from ..linear_model._classifier import resolve_classes
@@ -354,13 +355,13 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         else:
             # a record's share of the mean over its K clipped squared errors
             sensitivity = float(np.mean((high - low) ** 2)) / m
-        record = PrivacyRecord(
+        record = with_public_labels(PrivacyRecord(
             event=event, epsilon=float(epsilon), delta=float(delta), accountant="rdp",
             mechanism="repeat_and_select", noise_multiplier=float(z_score),
             sensitivity=float(sensitivity), n_steps=0, sampling="random stopping",
             details={"mean_runs": float(self.n_iter), "shape": float(self.shape),
                      "n_candidates": len(candidates), "refit": bool(self.refit)},
-        )
+        ), classifier and final.classes is None)  # classes_ read from y: the record says so
         # the split, the number of runs, the choices and the runs' seeds: ChaCha20 when a
         # candidate asks for secure_mode (a public parameter), as its own fit would draw
         secure = any(bool(final_estimator(est)[0].secure_mode) for est in estimators)

@@ -3,6 +3,7 @@
 from .accountant import ACCOUNTANTS, calibrate_noise_multiplier, compute_epsilon, rdp_epsilon_and_order
 from .events import (
     NEIGHBOURING_RELATION,
+    PUBLIC_LABEL_SET,
     ComposedEvent,
     DPEvent,
     ExponentialMechanismEvent,
@@ -15,11 +16,12 @@ from .events import (
     ZCDPEvent,
 )
 from .rdp import DEFAULT_ORDERS, epsilon_from_rdp, rdp_gaussian, rdp_poisson_subsampled_gaussian
-from .record import PrivacyRecord, zcdp_rho_for_budget
+from .record import PrivacyRecord, with_public_labels, zcdp_rho_for_budget
 
 __all__ = [
     "ACCOUNTANTS",
     "NEIGHBOURING_RELATION",
+    "PUBLIC_LABEL_SET",
     "DEFAULT_ORDERS",
     "DPEvent",
     "ExponentialMechanismEvent",

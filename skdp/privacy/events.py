@@ -15,6 +15,7 @@ from .rdp import rdp_gaussian, rdp_poisson_subsampled_gaussian
 
 __all__ = [
     "NEIGHBOURING_RELATION",
+    "PUBLIC_LABEL_SET",
     "DPEvent",
     "GaussianEvent",
     "PoissonGaussianEvent",
@@ -32,6 +33,12 @@ __all__ = [
 #: nothing to any gradient or update (add/remove-one with n public; dp-accounting calls it
 #: REPLACE_SPECIAL, and its Poisson-subsampled Gaussian RDP is the add/remove one).
 NEIGHBOURING_RELATION = "zero-out (add/remove one record, n public)"
+
+#: Appended to a classifier's relation when its label set was read from y (``classes=None``):
+#: ``classes_`` lists the labels that occur, so the guarantee holds between data sets with the
+#: same label set (whether a label occurs at all is not covered); see
+#: :func:`skdp.privacy.record.with_public_labels`.
+PUBLIC_LABEL_SET = "the label set read from y (classes_) public"
 
 
 class DPEvent:

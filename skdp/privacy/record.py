@@ -1,12 +1,12 @@
 """The record of a fit's privacy spend, stored on the estimator as ``privacy_record_``."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import math
 
 from .accountant import compute_epsilon
-from .events import NEIGHBOURING_RELATION, DPEvent
+from .events import NEIGHBOURING_RELATION, PUBLIC_LABEL_SET, DPEvent
 
-__all__ = ["PrivacyRecord", "zcdp_rho_for_budget"]
+__all__ = ["PrivacyRecord", "with_public_labels", "zcdp_rho_for_budget"]
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,9 @@ class PrivacyRecord:
     sampling : str
         How the examples of a step were chosen (``"full batch"``, ``"poisson(q=...)"``, ...).
     relation : str
-        The neighbouring relation the guarantee is stated for.
+        The neighbouring relation the guarantee is stated for: :data:`NEIGHBOURING_RELATION`,
+        and for a classifier whose label set was read from y (``classes=None``), with
+        :data:`PUBLIC_LABEL_SET` (the released ``classes_`` lists the labels that occur).
     details : dict
         Optimizer-specific extras (per-step scales, rho, ...).
     """
@@ -56,6 +58,16 @@ class PrivacyRecord:
         eps = compute_epsilon(event, delta, accountant)
         spent_delta = 0.0 if (pure is not None and eps == pure and math.isfinite(eps)) else delta
         return cls(event=event, epsilon=eps, delta=spent_delta, accountant=accountant, **kwargs)
+
+
+def with_public_labels(record, labels_from_y=True):
+    """``record`` stating that the label set was read from y (``labels_from_y``): its relation
+    gains :data:`PUBLIC_LABEL_SET` (once). The released ``classes_`` then lists the labels that
+    occur in the training data, which no noise covers: the guarantee holds between neighbouring
+    data sets with the same label set. ``record`` unchanged when ``labels_from_y`` is false."""
+    if not labels_from_y or PUBLIC_LABEL_SET in record.relation:
+        return record
+    return replace(record, relation=f"{record.relation}; {PUBLIC_LABEL_SET}")
 
 
 def zcdp_rho_for_budget(epsilon, delta):
