@@ -19,14 +19,20 @@ import contextvars
 import copy
 import functools
 import math
+import os
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 __all__ = [
-    "charged_if_failed", "failed_fit_guard", "keeps_state_on_error", "log_release",
+    "RELEASE_ID", "charged_if_failed", "failed_fit_guard", "keeps_state_on_error", "log_release",
     "restored_on_error",
 ]
+
+#: The attribute that names a fitted object's last release: a new random id at every fit that
+#: returns (:class:`failed_fit_guard`), so that a pipeline can tell whether its steps are still
+#: the releases its record describes.
+RELEASE_ID = "_skdp_release_id"
 
 
 def _estimators_under(estimator):
@@ -98,6 +104,7 @@ class failed_fit_guard:
 
     def __init__(self, estimator):
         ledgers = getattr(estimator, "_failed_fit_ledgers", None)
+        self._estimator = estimator
         self._charged = charged_if_failed(estimator, ledgers)
         self._restored = restored_on_error(estimator)
 
@@ -111,6 +118,8 @@ class failed_fit_guard:
             self._restored.__exit__(exc_type, exc, tb)
         finally:
             self._charged.__exit__(exc_type, exc, tb)
+        if exc_type is None:  # a new release
+            setattr(self._estimator, RELEASE_ID, os.urandom(8).hex())
         return False
 
 

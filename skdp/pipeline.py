@@ -34,13 +34,14 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import _num_samples, check_is_fitted
 
 from ._dask import is_dask
-from ._fit_state import keeps_state_on_error
+from ._fit_state import RELEASE_ID, keeps_state_on_error
 from ._row_wise import check_row_wise, rows_of
 from ._streams import object_tags, released_streams, remember_streams
 from ._validation import OPEN_UNIT, POSITIVE_OR_INF, check_delta, check_epsilon
 from .ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge
 from .ledger import ledgers_to_charge, precheck
-from .linear_model._base import DPLinearModel
+from ._warnings import warn
+from .linear_model._base import RELEASE_DIGEST, DPLinearModel, not_private, release_digest
 from .linear_model._bounds import PipelinePlan
 from .preprocessing._step import PrivateStepMixin, StepBudget
 from .privacy import ComposedEvent, NonPrivateEvent, PrivacyRecord
@@ -418,6 +419,62 @@ def _events(fitted_step):
     ]
 
 
+def _release_marks(pipeline):
+    """What names the releases in a fitted pipeline: (path, release id, coefficients unchanged)
+    of every private object fitted in it (:data:`~skdp._fit_state.RELEASE_ID`, new at every
+    fit; an estimator's coefficients against the digest of the model it released)."""
+    marks = []
+    for path, obj in _walk(pipeline, "", fitted=True):
+        release = getattr(obj, RELEASE_ID, None) if path else None
+        if release is not None:
+            digest = getattr(obj, RELEASE_DIGEST, None)
+            unchanged = digest is None or digest == release_digest(obj.coef_, obj.intercept_)
+            marks.append((path, release, unchanged))
+    return tuple(marks)
+
+
+#: How each of a fitted pipeline's privacy attributes reads once its steps are no longer the
+#: releases its record describes (:class:`_PipelineClaim`): not private.
+_NOT_PRIVATE = {
+    "privacy_record_": not_private,
+    "dp_event_": lambda event: ComposedEvent((event, NonPrivateEvent())),
+    "epsilon_": lambda epsilon: math.inf,
+    "delta_": lambda delta: delta,
+}
+
+
+class _PipelineClaim:
+    """A fitted :class:`PrivatePipeline`'s ``privacy_record_``, ``dp_event_``, ``epsilon_`` or
+    ``delta_``: as the pipeline's fit set it while its private steps are the releases that fit
+    made; not private (epsilon inf, with a warning) once one was refitted on its own, replaced,
+    or had its coefficients changed since, because the record no longer describes the model the
+    pipeline predicts with."""
+
+    def __set_name__(self, owner, name):
+        self.name = name
+
+    def __get__(self, pipeline, owner=None):
+        if pipeline is None:
+            return self
+        try:
+            value = vars(pipeline)["_skdp_claims"][self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+        if _release_marks(pipeline) != vars(pipeline).get("_skdp_release_marks"):
+            warn(
+                f"{type(pipeline).__name__}: a private step was refitted on its own, replaced, "
+                "or had its coefficients changed since the pipeline's fit, so the pipeline's "
+                f"record no longer describes its model: {self.name} reads as not private "
+                "(epsilon inf). Refit the pipeline as a whole for one guarantee.",
+                UserWarning,
+            )
+            value = _NOT_PRIVATE[self.name](value)
+        return value
+
+    def __set__(self, pipeline, value):
+        vars(pipeline).setdefault("_skdp_claims", {})[self.name] = value
+
+
 class PrivatePipeline(LedgerCarrierMixin, Pipeline):
     """A scikit-learn ``Pipeline`` whose private steps share one (epsilon, delta) budget.
 
@@ -452,13 +509,21 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
     Attributes
     ----------
     epsilon_, delta_ : float
-        The guarantee of the whole fit (at most ``epsilon``).
+        The guarantee of the whole fit (at most ``epsilon``). It describes the releases the
+        pipeline's fit made: once a private step is refitted on its own, replaced, or has its
+        coefficients changed, the four privacy attributes read as not private (``epsilon_`` inf,
+        with a warning) until the pipeline is refitted as a whole.
     dp_event_ : DPEvent
         The composition of every private step's event.
     privacy_record_ : PrivacyRecord
     budget_shares_ : dict
         The share of rho given to each private preprocessing step (by path).
     """
+
+    privacy_record_ = _PipelineClaim()
+    dp_event_ = _PipelineClaim()
+    epsilon_ = _PipelineClaim()
+    delta_ = _PipelineClaim()
 
     _parameter_constraints = {
         **Pipeline._parameter_constraints,
@@ -593,6 +658,7 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
         self.epsilon_ = record.epsilon
         self.delta_ = record.delta
         self.budget_shares_ = {p: shares[p] for p, _ in private}
+        self._skdp_release_marks = _release_marks(self)  # the releases the record describes
 
     # -- fitting -----------------------------------------------------------------------------------
     @keeps_state_on_error
@@ -633,7 +699,7 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
         a fitted pipeline (``pipe[:-1]``) is a new PrivatePipeline that shares the fitted steps
         but not the record. Every step, not only the last as for ``Pipeline``: an unfitted
         pipeline whose last step is stateless is not fitted."""
-        if hasattr(self, "dp_event_"):
+        if "_skdp_claims" in vars(self):
             return True
         for _, step in self.steps:
             if step is None or (isinstance(step, str) and step == "passthrough"):
