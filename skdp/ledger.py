@@ -395,15 +395,20 @@ class _Reservation:
     whose exact event is one of the planned events takes it (it is not charged again); any
     other fit is charged as usual, and refused where the ledger cannot be charged (a remote
     copy). Each copy can take each planned event once: fits beyond the plan are never free.
+    The ledger that made the plan takes them too for the fits run in its own process (a
+    sequential search), as long as no copy was made: after one, a fit in this process is charged
+    as usual (the copies may take the same planned events).
     """
 
     def __init__(self, events, label):
         self.events = list(events)
         self.label = label
+        self.copied = False  # whether a copy went out (the owner then stops taking events)
         self._lock = threading.Lock()
 
     def copy(self):
         with self._lock:
+            self.copied = True
             return _Reservation(self.events, self.label)
 
     def __getstate__(self):
@@ -812,12 +817,18 @@ class PrivacyLedger:
     def _label(self):
         return f"PrivacyLedger {self.name!r}" if self.name else "the PrivacyLedger"
 
+    def _takes_prepaid(self):
+        """Whether a fit charged here takes a planned event of an open :meth:`fit_search`: in a
+        copy sent to a worker, and in the ledger that planned it while no copy was made."""
+        reservation = self._reservation
+        return reservation is not None and (not self._owner or not reservation.copied)
+
     def _precheck(self, target_epsilon, target_delta, source, event=None, stream=None):
         self._adopt()
         tags = stream_tags(stream, self._stream_key)
         if tags and not math.isinf(self.epsilon) and any(tags & e.streams for e in self.entries):
             raise BudgetExceededError(_shared_stream_message(source, self._label(), "before"))
-        if self._reservation is not None and self._reservation.events and not self._owner:
+        if self._takes_prepaid() and self._reservation.events:
             # a prepaid fit would fail the worst-case check (its charge is already in the
             # ledger): the exact check at the charge takes the prepaid event or refuses
             return
@@ -916,7 +927,8 @@ class PrivacyLedger:
         charged (another machine). The plan ends with the call, so copies made later carry
         nothing. The ledger is open as a context during the call (as in ``with ledger:``), so
         fits in this process, the refit included, are charged to it even when the search's
-        estimator does not carry it.
+        estimator does not carry it; while no copy has gone out (a search run in this process),
+        each of them takes a planned event of its exact kind if one is left, once.
 
         Parameters
         ----------
@@ -945,10 +957,11 @@ class PrivacyLedger:
         the planned events, one fit per planned event (a search makes each fold fit once). The
         plan is tied to this one call because copies cannot count what other copies took: a
         plan left open across two searches would let the second one's folds go uncharged. For
-        the same reason fits in this process take no planned event (the copies' takings cannot
-        be seen here, and the refit's event can equal a fold's): they are charged, so a search
-        run in this process (no worker) is charged twice; the ledger over-states, never
-        under-states. After the call, a search whose number of fits differs from the plan gets a warning.
+        the same reason a fit in this process takes a planned event only while no copy has gone
+        out (the copies' takings cannot be seen here): each planned event is then taken once,
+        by one fit of its exact event, and every fit beyond them is charged; after a copy went
+        out, fits here are charged as usual (the ledger over-states, never under-states). After
+        the call, a search whose number of fits differs from the plan gets a warning.
         """
         # open as a context for the call: the fits made here (the refit, the model the search
         # releases) are charged to it even when the search's estimator does not carry it
@@ -1056,7 +1069,7 @@ def _charge(ledgers, entries, before_fit=False, streams=None):
             replace(e, streams=stream_tags(s, led._stream_key)) for e, s in zip(entries, streams)
         ]
         owed[led._uid], claimed[led._uid] = mine, []
-        if led._reservation is not None and not led._owner:  # a copy sent to a worker
+        if led._takes_prepaid():
             owed[led._uid], claimed[led._uid] = led._reservation.claim(mine)
     shared = []  # the ledgers without a ceiling whose total the charge makes infinite
     locks = []
