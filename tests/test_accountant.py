@@ -17,6 +17,7 @@ from skdp.privacy import (
     calibrate_noise_multiplier,
     compute_epsilon,
     epsilon_from_rdp,
+    exact_gaussian_epsilon,
     rdp_epsilon_and_order,
     rdp_poisson_subsampled_gaussian,
     zcdp_rho_for_budget,
@@ -140,17 +141,20 @@ def test_pld_answers_the_smaller_valid_bound_and_skips_huge_losses(monkeypatch):
     truncated tail alone exceeds delta and it answers inf: before, the calibration then raised
     the noise a million-fold (epsilon_ 1e-4 asked 1, accuracy 0.56 against 0.90). Where RDP's
     epsilon exceeds PLD_MAX_RDP_EPSILON PLD is not consulted (its discretised loss took
-    gigabytes and minutes at epsilon 100 to 1000, a MemoryError under a 3 GB cap)."""
+    gigabytes and minutes at epsilon 100 to 1000, a MemoryError under a 3 GB cap). (Subsampled
+    events: a composition of full-batch Gaussians takes the exact curve, not PLD.)"""
     from skdp.privacy import accountant as acc
 
     compute_epsilon.cache_clear()
-    tiny = SelfComposedEvent(GaussianEvent(10.0), 1)
+    tiny = SelfComposedEvent(PoissonGaussianEvent(0.5, 10.0), 2)
     assert acc._pld_epsilon(tiny, 1e-30) == math.inf  # dp-accounting's own answer
     assert compute_epsilon(tiny, 1e-30, "pld") == compute_epsilon(tiny, 1e-30, "rdp") < 2.0
-    z, eps = calibrate_noise_multiplier(lambda z: SelfComposedEvent(GaussianEvent(z), 100), 1.0,
-                                        1e-30, accountant="pld")
-    z_rdp, _ = calibrate_noise_multiplier(lambda z: SelfComposedEvent(GaussianEvent(z), 100),
-                                          1.0, 1e-30)
+
+    def make(z):
+        return SelfComposedEvent(PoissonGaussianEvent(0.5, z), 4)
+
+    z, eps = calibrate_noise_multiplier(make, 1.0, 1e-30, accountant="pld")
+    z_rdp, _ = calibrate_noise_multiplier(make, 1.0, 1e-30)
     assert z <= z_rdp and eps <= 1.0
 
     def refused(event, delta):
@@ -158,10 +162,84 @@ def test_pld_answers_the_smaller_valid_bound_and_skips_huge_losses(monkeypatch):
 
     monkeypatch.setattr(acc, "_pld_epsilon", refused)
     compute_epsilon.cache_clear()
-    huge = SelfComposedEvent(GaussianEvent(0.25), 100)
+    huge = SelfComposedEvent(PoissonGaussianEvent(0.9, 0.3), 100)
     assert compute_epsilon(huge, 1e-5, "rdp") > acc.PLD_MAX_RDP_EPSILON
     assert compute_epsilon(huge, 1e-5, "pld") == compute_epsilon(huge, 1e-5, "rdp")
     compute_epsilon.cache_clear()
+
+
+GAUSSIAN_COMPOSITIONS = [  # (noise multipliers and counts of full-batch releases, delta)
+    (((40.0, 100),), 1e-5),
+    (((5.0, 100),), 1e-5),
+    (((1.0, 1),), 1e-5),
+    (((100.0, 1000),), 1e-8),
+    (((2.0, 3), (7.0, 20)), 1e-6),
+    (((0.8, 1), (30.0, 250), (3.0, 1)), 1e-5),
+]
+
+
+def _gaussian_composition(parts):
+    return ComposedEvent(tuple(SelfComposedEvent(GaussianEvent(z), k) for z, k in parts))
+
+
+def _pld_bounds(parts, delta):
+    """dp-accounting's PLD of the same releases, built release by release: its optimistic and
+    pessimistic estimates of epsilon, which bracket the true curve."""
+    from dp_accounting.pld import privacy_loss_distribution as pld
+
+    answers = []
+    for pessimistic in (False, True):
+        total = None
+        for z, k in parts:
+            one = pld.from_gaussian_mechanism(z, pessimistic_estimate=pessimistic,
+                                              value_discretization_interval=1e-4)
+            one = one.self_compose(k)
+            total = one if total is None else total.compose(one)
+        answers.append(total.get_epsilon_for_delta(delta))
+    return answers
+
+
+@pytest.mark.parametrize("parts, delta", GAUSSIAN_COMPOSITIONS)
+def test_pld_of_full_batch_gaussians_is_the_exact_curve(parts, delta):
+    """A composition of full-batch Gaussian releases is one Gaussian mechanism of
+    mu = sqrt(sum k / z^2); accountant="pld" answers its exact curve, which lies between
+    dp-accounting's optimistic and pessimistic PLD estimates (an independent computation that
+    composes the releases one by one) and below RDP's conversion."""
+    event = _gaussian_composition(parts)
+    mu = math.sqrt(sum(k / z ** 2 for z, k in parts))
+    assert math.isclose(event.gaussian_mu(), mu, rel_tol=1e-12)
+    compute_epsilon.cache_clear()
+    exact = compute_epsilon(event, delta, "pld")
+    assert exact == exact_gaussian_epsilon(mu, delta)
+    optimistic, pessimistic = _pld_bounds(parts, delta)
+    assert optimistic * (1 - 1e-6) <= exact <= pessimistic * (1 + 1e-9)
+    assert exact < compute_epsilon(event, delta, "rdp")
+
+
+def test_only_full_batch_gaussian_events_take_the_exact_curve():
+    from skdp.privacy.tree import TreeAggregationEvent
+
+    assert SelfComposedEvent(PoissonGaussianEvent(0.1, 2.0), 10).gaussian_mu() is None
+    assert ComposedEvent((GaussianEvent(3.0), LaplaceEvent(1.0))).gaussian_mu() is None
+    assert ComposedEvent((GaussianEvent(3.0), ZCDPEvent(0.1))).gaussian_mu() is None
+    tree = TreeAggregationEvent(noise_multiplier=20.0, steps_per_epoch=4, epochs=3)
+    assert math.isclose(tree.gaussian_mu(), 1.0 / tree.effective_noise_multiplier)
+    # the tree's PLD form (dp-accounting's Gaussian of its effective noise) gives the same
+    from skdp.privacy import accountant as acc
+    assert math.isclose(compute_epsilon(tree, 1e-5, "pld"), acc._pld_epsilon(tree, 1e-5),
+                        rel_tol=1e-6)
+
+
+def test_exact_gaussian_calibration_meets_the_target_tightly():
+    def make(z):
+        return SelfComposedEvent(GaussianEvent(z), 100)
+
+    for target in (0.3, 1.0, 10.0):
+        z, eps = calibrate_noise_multiplier(make, target, 1e-5, accountant="pld")
+        assert eps <= target and eps > target * (1 - 1e-5)
+        assert compute_epsilon(make(z * (1 - 1e-4)), 1e-5, "pld") > target
+        z_rdp, _ = calibrate_noise_multiplier(make, target, 1e-5)
+        assert 0.85 * z_rdp < z < z_rdp
 
 
 def test_subsampled_rdp_is_monotone_in_q_and_sigma():

@@ -1,6 +1,9 @@
 """Privacy accounting: events, the RDP/zCDP accountant, calibration, and the noise chokepoint."""
 
-from .accountant import ACCOUNTANTS, calibrate_noise_multiplier, compute_epsilon, rdp_epsilon_and_order
+from .accountant import (
+    ACCOUNTANTS, calibrate_noise_multiplier, compute_epsilon, exact_gaussian_epsilon,
+    rdp_epsilon_and_order,
+)
 from .events import (
     NEIGHBOURING_RELATION,
     PUBLIC_LABEL_SET,
@@ -36,6 +39,7 @@ __all__ = [
     "PrivacyRecord",
     "calibrate_noise_multiplier",
     "compute_epsilon",
+    "exact_gaussian_epsilon",
     "rdp_epsilon_and_order",
     "epsilon_from_rdp",
     "rdp_gaussian",

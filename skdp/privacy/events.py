@@ -62,6 +62,12 @@ class DPEvent:
         """Pure-DP epsilon of the event, or None when it has no pure-DP guarantee."""
         return None
 
+    def gaussian_mu(self):
+        """``mu`` when the event is exactly one Gaussian mechanism of sensitivity / noise std
+        ``mu`` (full-batch Gaussian releases composed: ``mu^2`` adds up, Dong, Roth & Su 2022),
+        else None. Its exact (epsilon, delta) curve is then the analytic Gaussian one."""
+        return None
+
     def to_dp_accounting(self):  # pragma: no cover - interface
         """The equivalent ``dp_accounting.DpEvent`` (needs ``pip install "skdp[accounting]"``).
 
@@ -94,6 +100,10 @@ class GaussianEvent(DPEvent):
 
     def rdp(self, orders):
         return rdp_gaussian(self.noise_multiplier, orders)
+
+    def gaussian_mu(self):
+        z = float(self.noise_multiplier)
+        return math.inf if z <= 0 else 1.0 / z
 
     def to_dp_accounting(self):
         import dp_accounting
@@ -229,6 +239,10 @@ class SelfComposedEvent(DPEvent):
         e = self.event.pure_epsilon()
         return None if e is None else self.count * e
 
+    def gaussian_mu(self):
+        mu = self.event.gaussian_mu()
+        return None if mu is None else math.sqrt(self.count) * mu
+
     def to_dp_accounting(self):
         import dp_accounting
 
@@ -250,6 +264,11 @@ class ComposedEvent(DPEvent):
     def pure_epsilon(self):
         eps = [e.pure_epsilon() for e in self.events]
         return None if any(v is None for v in eps) else float(sum(eps))
+
+    def gaussian_mu(self):
+        mus = [e.gaussian_mu() for e in self.events]
+        return None if not mus or any(m is None for m in mus) else math.sqrt(
+            sum(m * m for m in mus))
 
     def to_dp_accounting(self):
         import dp_accounting

@@ -199,6 +199,12 @@ class TreeAggregationEvent(DPEvent):
     def rdp(self, orders):
         return rdp_gaussian(self.effective_noise_multiplier, orders)
 
+    def gaussian_mu(self):
+        """``Delta S / sigma``: the node releases are Gaussian mechanisms whose squared
+        sensitivities add up to ``(Delta S)^2`` (the event's RDP and PLD forms say the same)."""
+        z = self.effective_noise_multiplier
+        return math.inf if z <= 0 else 1.0 / z
+
     def to_dp_accounting(self):
         """dp-accounting's ``GaussianDpEvent(sigma / (Delta S))`` (RDP and PLD accept it)."""
         import dp_accounting
