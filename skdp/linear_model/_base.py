@@ -515,13 +515,13 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         start = self._warm_start_record() if init is not None else None
         # the streams of the start's chain and of this fit (keyed tags, see skdp._streams)
         # (in a pipeline: with its earlier fits' streams, the chain of its other steps)
-        chain_streams = (released_streams(self) | fit.chain_streams if start is not None
+        chain_streams = (released_streams(self) | fit.plan.chain_streams if start is not None
                          else frozenset())
         # A chain fitted in another Python session keeps tags this one cannot compare: a seeded
         # fit (the estimator's or a pipeline step's random_state) may repeat one of its streams
         # (the same script run again), so nothing bounds the chain; fresh randomness cannot
         unverified = (start is not None and bool(foreign_tags(chain_streams))
-                      and (self.random_state is not None or fit.steps_seeded))
+                      and (self.random_state is not None or fit.plan.steps_seeded))
         what = optimizer.name or type(optimizer).__name__
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
         # the typical row (public: the released median under data_norm="auto", else the bound),
@@ -599,7 +599,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             self._skdp_stream_state = fit.stream
             self._skdp_fit_record = charged
         shared_stream = bool(
-            (remember_streams(self, fit.stream, chain_streams) | fit.step_streams) & chain_streams)
+            (remember_streams(self, fit.stream, chain_streams) | fit.plan.step_streams) & chain_streams)
         if start is not None:
             record = warm_started_record(start, record, delta, record.accountant,
                                          shared_stream or unverified)
