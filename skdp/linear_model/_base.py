@@ -21,7 +21,7 @@ from .._dask import (
     DaskDesign, as_dask_inputs, check_dask_feature_names, dask_sample_weight, is_dask,
 )
 from .._fit_state import failed_fit_guard
-from .._streams import foreign_tags, released_streams, remember_streams
+from .._streams import foreign_tags, object_tags, released_streams, remember_streams
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
     check_delta, check_epsilon, check_positive, explained_data_errors,
@@ -144,6 +144,39 @@ def warm_started_record(start, record, delta, accountant, shared_stream=False):
         record, event=event, epsilon=epsilon, delta=spent_delta, accountant=accountant,
         details={**record.details, "warm_start_history": history},
     )
+
+
+def _warn_of_chain(source, record, private, shared_stream, unverified):
+    """Warn when a private fit's released model (``record``, a warm start's composed with its
+    chain) is not private: its chain cannot be verified or shares a random stream
+    (:meth:`DPLinearModel._chain_check`), or it started from a model that is not private."""
+    if unverified and private and not shared_stream:
+        warn(
+            f"{source} was warm-started from a model fitted in another Python session (and "
+            "unpickled), with random_state set: skdp cannot tell whether this fit draws the "
+            "noise of an earlier fit of the chain (the same seed in the same script), so no "
+            "composition bounds the chain and epsilon_ = inf. Warm-start a saved model with "
+            "random_state=None (fresh randomness, for the estimator and the pipeline's "
+            "private steps).",
+            UserWarning,
+        )
+    elif shared_stream and private:
+        warn(
+            f"{source} was warm-started from a model fitted with the same random stream (the "
+            "same integer random_state, or a copy of one RandomState or Generator): the two "
+            "fits' noise is not independent, so no composition bounds the chain and "
+            "epsilon_ = inf. Give each fit of a chain fresh randomness (random_state=None) or "
+            "a seed of its own.",
+            UserWarning,
+        )
+    elif private and not math.isfinite(record.epsilon):
+        warn(
+            f"{source} was warm-started from a model that is not private (fitted with "
+            "epsilon=inf, or with coef_ or intercept_ set or changed by hand since its fit): "
+            "the released model is not private either, epsilon_ = inf. Use "
+            "warm_start=False for a private model.",
+            UserWarning,
+        )
 
 
 def clip_rows(X, data_norm, intercept_scaling=None, unit=1.0, norms=None):
@@ -517,15 +550,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 else None)
         # the release the fit starts from (None: a cold start); read before it is replaced
         start = self._warm_start_record() if init is not None else None
-        # the streams of the start's chain and of this fit (keyed tags, see skdp._streams)
-        # (in a pipeline: with its earlier fits' streams, the chain of its other steps)
-        chain_streams = (released_streams(self) | fit.chain_streams if start is not None
-                         else frozenset())
-        # A chain fitted in another Python session keeps tags this one cannot compare: a seeded
-        # fit (the estimator's or a pipeline step's random_state) may repeat one of its streams
-        # (the same script run again), so nothing bounds the chain; fresh randomness cannot
-        unverified = (start is not None and bool(foreign_tags(chain_streams))
-                      and (self.random_state is not None or fit.steps_seeded))
+        # its chain's streams; whether this fit shares one, or cannot be checked against them
+        chain_streams, shared_stream, unverified = self._chain_check(start, fit)
         what = optimizer.name or type(optimizer).__name__
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
         # the typical row (public: the released median under data_norm="auto", else the bound),
@@ -602,38 +628,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             # record (a warm start's chain, composed below, was charged by its earlier fits)
             self._skdp_stream_state = fit.stream
             self._skdp_fit_record = charged
-        shared_stream = bool(
-            (remember_streams(self, fit.stream, chain_streams) | fit.step_streams) & chain_streams)
+        # the fit's stream, with its chain's, for the next warm start's check
+        remember_streams(self, fit.stream, chain_streams)
         if start is not None:
             record = warm_started_record(start, record, delta, record.accountant,
                                          shared_stream or unverified)
-        if unverified and private and not shared_stream:
-            warn(
-                f"{source} was warm-started from a model fitted in another Python session (and "
-                "unpickled), with random_state set: skdp cannot tell whether this fit draws the "
-                "noise of an earlier fit of the chain (the same seed in the same script), so no "
-                "composition bounds the chain and epsilon_ = inf. Warm-start a saved model with "
-                "random_state=None (fresh randomness, for the estimator and the pipeline's "
-                "private steps).",
-                UserWarning,
-            )
-        elif shared_stream and private:
-            warn(
-                f"{source} was warm-started from a model fitted with the same random stream (the "
-                "same integer random_state, or a copy of one RandomState or Generator): the two "
-                "fits' noise is not independent, so no composition bounds the chain and "
-                "epsilon_ = inf. Give each fit of a chain fresh randomness (random_state=None) or "
-                "a seed of its own.",
-                UserWarning,
-            )
-        elif private and not math.isfinite(record.epsilon):
-            warn(
-                f"{source} was warm-started from a model that is not private (fitted with "
-                "epsilon=inf, or with coef_ or intercept_ set or changed by hand since its fit): "
-                "the released model is not private either, epsilon_ = inf. Use "
-                "warm_start=False for a private model.",
-                UserWarning,
-            )
+        _warn_of_chain(source, record, private, shared_stream, unverified)
         self.privacy_record_ = record
         self.dp_event_ = record.event
         self.epsilon_ = record.epsilon
@@ -724,6 +724,31 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 or released != release_digest(self.coef_, self.intercept_)):
             return nonprivate_record(0)
         return record
+
+    def _chain_check(self, start, fit):
+        """``(chain_streams, shared, unverified)`` of a fit that starts from the release whose
+        record is ``start`` (None: a cold start, which begins a new chain: empty, False, False).
+
+        ``chain_streams``: the stream tags (:mod:`skdp._streams`) of the start's chain (in a
+        pipeline: with the pipeline's earlier fits' streams, the chain of its other steps).
+        ``shared``: this fit (or a private step of its pipeline, in this fit) draws from one of
+        those streams. ``unverified``: the chain holds tags of another Python session, which
+        this one cannot compare, and this fit is seeded (the estimator's or a pipeline step's
+        ``random_state``), so it may repeat one of their streams (the same script run again);
+        fresh randomness cannot. Either way no composition bounds the chain.
+
+        Reads only (``fit`` is the fit's :class:`~skdp.linear_model._bounds.PrivateFit`): the
+        caller keeps this fit's tags (:func:`~skdp._streams.remember_streams`) once it is
+        charged.
+        """
+        if start is None:
+            return frozenset(), False, False
+        plan = fit.plan
+        chain_streams = released_streams(self) | plan.chain_streams
+        shared = bool((object_tags(fit.stream) | plan.step_streams) & chain_streams)
+        unverified = (bool(foreign_tags(chain_streams))
+                      and (self.random_state is not None or plan.steps_seeded))
+        return chain_streams, shared, unverified
 
     def _split_coef(self, W):
         """(coef (K, d), intercept (K,)) in the original feature space from W of shape (p, K)."""

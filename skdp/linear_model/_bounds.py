@@ -221,7 +221,9 @@ PURE_PRIOR_MAX_SHARE = 0.5
 
 @dataclass(frozen=True)
 class PipelinePlan:
-    """What a :class:`~skdp.pipeline.PrivatePipeline` hands to its final estimator's fit.
+    """What a :class:`~skdp.pipeline.PrivatePipeline` hands to its final estimator's fit (a fit
+    outside a pipeline has the plan of :meth:`standalone`): held by the fit's
+    :class:`PrivateFit` as ``plan``.
 
     Attributes
     ----------
@@ -250,11 +252,19 @@ class PipelinePlan:
     step_streams: frozenset = frozenset()
     steps_seeded: bool = False
 
+    @classmethod
+    def standalone(cls, estimator, n_samples):
+        """The plan of a fit outside a pipeline: the estimator's own ``epsilon`` and ``delta``
+        (checked; the default delta of ``n_samples`` rows), no earlier events, no public row
+        bound, no earlier streams."""
+        return cls(check_epsilon(estimator.epsilon), check_delta(estimator.delta, n_samples))
+
 
 class PrivateFit:
     """The budget, generator, ledgers and released bounds of one fit (not public API).
 
-    Created at the start of a fit: checks epsilon and delta (or takes the pipeline's), finds the
+    Created at the start of a fit: takes its :class:`PipelinePlan` (a pipeline's, or
+    :meth:`PipelinePlan.standalone`, which checks the estimator's epsilon and delta), finds the
     ledgers to charge and prechecks them, and creates the fit's only random generator, which
     the bounds and then the optimizer draw from in turn.
     """
@@ -263,20 +273,9 @@ class PrivateFit:
         plan = getattr(estimator, "_skdp_pipeline_plan", None)
         if plan is not None and hasattr(plan, "resolve"):
             plan = plan.resolve()  # a PrivatePipeline's plan, known once its steps are fitted
-        if plan is not None:
-            self.epsilon, self.delta = float(plan.epsilon), float(plan.delta)
-            self.events = list(plan.prior)
-            self.row_norm_bound = plan.row_norm_bound
-            self.chain_streams, self.step_streams = plan.chain_streams, plan.step_streams
-            self.steps_seeded = plan.steps_seeded
-        else:
-            self.chain_streams = self.step_streams = frozenset()
-            self.steps_seeded = False
-            self.epsilon = check_epsilon(estimator.epsilon)
-            self.delta = check_delta(estimator.delta, n_samples)
-            self.events = []
-            self.row_norm_bound = None
-        self.n_prior = len(self.events)
+        self.plan = plan if plan is not None else PipelinePlan.standalone(estimator, n_samples)
+        self.epsilon, self.delta = float(self.plan.epsilon), float(self.plan.delta)
+        self.events = list(self.plan.prior)  # the plan's, then the fit's bounds (appended)
         self.private = math.isfinite(self.epsilon)
         self.rho = zcdp_budget(self.epsilon, self.delta) if self.private else math.inf
         self.ledgers = estimator._fit_ledgers()
@@ -329,6 +328,11 @@ class PrivateFit:
         made unnecessary: the claim then does not depend on which branch ran. Nothing is drawn."""
         self.events.append(ExponentialMechanismEvent(float(eps)))
         self.bounds[name] = {"value": None, "epsilon": eps}
+
+    @property
+    def n_prior(self):
+        """The number of events released before the fit (a pipeline's private steps)."""
+        return len(self.plan.prior)
 
     @property
     def prior(self):
@@ -542,8 +546,8 @@ def public_data_norm(param, fit):
     ``data_norm="auto"`` will release a private one (or read the exact one at epsilon=inf)."""
     if not (isinstance(param, str) and param == "auto"):
         return check_positive(param, "data_norm")
-    if fit.row_norm_bound is not None:
-        return float(fit.row_norm_bound)
+    if fit.plan.row_norm_bound is not None:
+        return float(fit.plan.row_norm_bound)
     return None
 
 
