@@ -39,6 +39,8 @@ import sys
 
 import numpy as np
 
+from ._validation import NEGATIVE_SAMPLE_WEIGHT, refuse_negative_weights
+
 __all__ = [
     "is_dask", "as_dask_inputs", "as_dask_vector", "DaskDesign", "chunk_counts", "dask_max",
     "unique_labels", "take_rows", "predict_blocks", "CandidateCounts", "column_counts",
@@ -118,9 +120,7 @@ def dask_sample_weight(sample_weight, X, max_sample_weight, y=None):
     prepared. They are clipped to ``[0, max_sample_weight]`` on the workers (:func:`_prepare`).
     ``y`` (the fit's targets as a dask array, or None) is checked in the same pass.
     """
-    from sklearn.utils.validation import _check_sample_weight
-
-    from .linear_model._base import _ALLOW_ZERO_WEIGHTS
+    from .linear_model._base import check_sample_weight
 
     n = int(X.shape[0])
     if sample_weight is None:
@@ -129,10 +129,7 @@ def dask_sample_weight(sample_weight, X, max_sample_weight, y=None):
         check_values(X, y=y)  # (a constant vector of the bound needs no check)
         return w
     if not is_dask(sample_weight):  # in memory: scikit-learn's checks (an empty X of n rows)
-        sample_weight = _check_sample_weight(
-            sample_weight, np.empty((n, 0)), dtype=np.float64, ensure_non_negative=True,
-            **_ALLOW_ZERO_WEIGHTS
-        )
+        sample_weight = check_sample_weight(sample_weight, np.empty((n, 0)))
         w, checked = as_dask_vector(sample_weight, X.chunks[0], "sample_weight"), None
     else:
         w = _to_array(sample_weight, "sample_weight")
@@ -162,7 +159,7 @@ def check_values(X, sample_weight=None, y=None):
     checks = {"Input X contains NaN or infinity.": da.isfinite(X).all()}
     if sample_weight is not None:
         checks["Input sample_weight contains NaN or infinity."] = da.isfinite(sample_weight).all()
-        checks["Negative values in data passed to `sample_weight`"] = (sample_weight >= 0).all()
+        checks[NEGATIVE_SAMPLE_WEIGHT] = (sample_weight >= 0).all()
     if y is not None and is_dask(y) and y.dtype.kind in "biuf":
         checks["Input y contains NaN or infinity."] = da.isfinite(y).all()
     for message, ok in zip(checks, compute(*checks.values())):
@@ -294,9 +291,7 @@ def _prepare(x, Y, weight, shape, data_norm, intercept_scaling, unit, max_weight
         weight = np.asarray(weight, dtype=np.float64)
         if not np.all(np.isfinite(weight)):
             raise ValueError("Input sample_weight contains NaN or infinity.")
-        if np.any(weight < 0):
-            raise ValueError("Negative values in data passed to `sample_weight`")
-        weight = np.clip(weight, 0.0, max_weight)
+        weight = np.clip(refuse_negative_weights(weight), 0.0, max_weight)
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     if not np.all(np.isfinite(Y)):
         raise ValueError("Input y contains NaN or infinity.")
