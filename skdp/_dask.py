@@ -39,6 +39,8 @@ import sys
 
 import numpy as np
 
+from ._validation import NEGATIVE_SAMPLE_WEIGHT, refuse_negative_weights
+
 __all__ = [
     "is_dask", "as_dask_inputs", "as_dask_vector", "DaskDesign", "chunk_counts", "dask_max",
     "unique_labels", "take_rows", "predict_blocks", "CandidateCounts", "column_counts",
@@ -57,8 +59,10 @@ def is_dask(obj):
     return dask.is_dask_collection(obj)
 
 
-def _to_array(obj, name):
-    """A dask array with known chunk sizes from a dask array, DataFrame or Series."""
+def _to_array(obj, name, X=None):
+    """A dask array with known chunk sizes from a dask array, DataFrame or Series. With ``X``
+    (the fit's X, from this function), an array of another number of rows than X is refused
+    when its declared chunk sizes or X's are not the blocks' (:func:`_refuse_stale_sizes`)."""
     import dask.array as da
 
     if hasattr(obj, "to_dask_array"):  # dask DataFrame / Series: lengths computed once
@@ -68,6 +72,8 @@ def _to_array(obj, name):
         raise ValueError(f"{name} must be a dask array, DataFrame or Series; got {type(obj)}")
     if any(np.isnan(c) for chunks in obj.chunks for c in chunks):
         obj = compute_chunk_sizes(obj)
+    if X is not None and obj.ndim and obj.shape[0] != X.shape[0]:
+        _refuse_stale_sizes(X, obj, name)  # (here, where obj's real sizes can still be read)
     # Every computation of the array checks its blocks against the declared chunk sizes (which
     # a map_blocks that drops rows leaves unchanged): the fit's n, its Poisson samples and the
     # kernels' bounds are those sizes, and a release over other rows would not be the fit's.
@@ -81,28 +87,70 @@ def _declared_block(block, block_info=None, name="X"):
     return block
 
 
+def _real_sizes(name):
+    """What to do about the dask array ``name`` whose declared chunk sizes do not describe its
+    blocks (:func:`_check_shape`, :func:`_refuse_stale_sizes`)."""
+    return (
+        "Its chunk sizes do not describe its blocks (as after a map_blocks that drops rows, whose "
+        "chunks dask keeps as they were); the fit needs the real sizes: call "
+        f"{name}.compute_chunk_sizes(), declare the sizes unknown (map_blocks(..., chunks=("
+        "(np.nan,) * n_blocks, ...))), or, from a dask DataFrame, use "
+        "to_dask_array(lengths=True)."
+    )
+
+
 def _check_shape(shape, declared, name):
     """Refuse a block of shape ``shape`` where its dask array declares ``declared``."""
     if tuple(shape) != tuple(declared):
         raise ValueError(
             f"{name}: a block of the dask array has shape {tuple(shape)} but the array "
-            f"declares {tuple(declared)} for it. Its chunk sizes do not describe its blocks (as "
-            "after a map_blocks that drops rows, whose chunks dask keeps as they were); the fit "
-            "needs the real sizes: call compute_chunk_sizes() on the array, declare the sizes "
-            "unknown (map_blocks(..., chunks=((np.nan,) * n_blocks, ...))), or, from a dask "
-            "DataFrame, use to_dask_array(lengths=True)."
+            f"declares {tuple(declared)} for it. {_real_sizes(name)}"
         )
 
 
-def as_dask_vector(v, row_chunks, name):
-    """``v`` (dask or in-memory, 1-D) as a float or label dask array chunked like the rows."""
-    v = _to_array(v, name) if is_dask(v) else np.asarray(v)
+def _block_rows(a):
+    """The numbers of rows of the dask array ``a``'s row blocks, as computed (the blocks' own,
+    not the declared chunk sizes; through :func:`_to_array`'s check, a block of other rows than
+    declared raises :func:`_check_shape`'s error). Only these counts reach the client."""
+    import dask
+
+    blocks = a.to_delayed()
+    blocks = blocks[(slice(None),) + (0,) * (a.ndim - 1)]  # the first block of each row chunk
+    return [int(k) for k in compute(*[dask.delayed(len)(b) for b in blocks])]
+
+
+def _refuse_stale_sizes(X, v=None, name=None):
+    """Refuse a dask array whose declared chunk sizes are not its blocks' where the fit's
+    targets or weights ``v`` (dask or numpy) have another number of entries than X rows: that
+    is the cause when the rows were filtered by a map_blocks (dask keeps the chunk sizes), and
+    the error "y has 3000 entries but X has 1476 rows" said otherwise (a user trial: y's blocks
+    held X's 1476 rows). The real sizes are computed, a dask ``v``'s (before :func:`_to_array`
+    wraps it), then X's (from :func:`_to_array`, whose check of its blocks raises first): only
+    the counts reach the client, before anything is released. Returns when both arrays' sizes
+    are real (the caller says that the rows differ)."""
+    n = int(X.shape[0])
+    if v is not None and is_dask(v):
+        declared, real = int(v.shape[0]), sum(_block_rows(v))
+        if real != declared:
+            raise ValueError(
+                f"{name}: the chunk sizes of the dask array declare {declared} entries but its "
+                f"blocks hold {real} (X has {n} rows). {_real_sizes(name)}"
+            )
+    real = sum(_block_rows(X)) if is_dask(X) else n
+    if real != n:
+        raise ValueError(f"X: the chunk sizes of the dask array declare {n} rows but its blocks "
+                         f"hold {real}. {_real_sizes('X')}")
+
+
+def as_dask_vector(v, X, name):
+    """``v`` (dask or in-memory, 1-D) as a float or label dask array chunked like X's rows."""
+    v = _to_array(v, name, X) if is_dask(v) else np.asarray(v)
     if v.ndim == 2 and v.shape[1] == 1:
         v = v[:, 0]
     if v.ndim != 1:
         # scikit-learn's wording, which the estimators' explained errors extend
         raise ValueError(f"{name} should be a 1d array, got an array of shape {v.shape} instead.")
-    return _chunked_like_rows(v, row_chunks, name)
+    return _chunked_like_rows(v, X, name)
 
 
 def dask_sample_weight(sample_weight, X, max_sample_weight, y=None):
@@ -118,24 +166,21 @@ def dask_sample_weight(sample_weight, X, max_sample_weight, y=None):
     prepared. They are clipped to ``[0, max_sample_weight]`` on the workers (:func:`_prepare`).
     ``y`` (the fit's targets as a dask array, or None) is checked in the same pass.
     """
-    from sklearn.utils.validation import _check_sample_weight
-
-    from .linear_model._base import _ALLOW_ZERO_WEIGHTS
+    from .linear_model._base import check_sample_weight
 
     n = int(X.shape[0])
     if sample_weight is None:
         w = None if max_sample_weight >= 1.0 else as_dask_vector(
-            np.full(n, float(max_sample_weight)), X.chunks[0], "sample_weight")
+            np.full(n, float(max_sample_weight)), X, "sample_weight")
         check_values(X, y=y)  # (a constant vector of the bound needs no check)
         return w
     if not is_dask(sample_weight):  # in memory: scikit-learn's checks (an empty X of n rows)
-        sample_weight = _check_sample_weight(
-            sample_weight, np.empty((n, 0)), dtype=np.float64, ensure_non_negative=True,
-            **_ALLOW_ZERO_WEIGHTS
-        )
-        w, checked = as_dask_vector(sample_weight, X.chunks[0], "sample_weight"), None
+        if np.ndim(sample_weight) == 1 and len(sample_weight) != n:
+            _refuse_stale_sizes(X)  # (X's declared sizes, when they are not its blocks')
+        sample_weight = check_sample_weight(sample_weight, np.empty((n, 0)))
+        w, checked = as_dask_vector(sample_weight, X, "sample_weight"), None
     else:
-        w = _to_array(sample_weight, "sample_weight")
+        w = _to_array(sample_weight, "sample_weight", X)
         if w.ndim != 1:  # scikit-learn's messages
             raise ValueError(
                 f"Sample weights must be 1D array or scalar, got {w.ndim}D array. Expected "
@@ -146,7 +191,7 @@ def dask_sample_weight(sample_weight, X, max_sample_weight, y=None):
         if w.dtype.kind not in "biuf":
             raise ValueError(
                 f"sample_weight must be numeric; got a dask array of dtype {w.dtype}")
-        w = checked = _chunked_like_rows(w, X.chunks[0], "sample_weight")
+        w = checked = _chunked_like_rows(w, X, "sample_weight")
     check_values(X, checked, y)  # one pass (in-memory weights were checked above)
     return w
 
@@ -162,7 +207,7 @@ def check_values(X, sample_weight=None, y=None):
     checks = {"Input X contains NaN or infinity.": da.isfinite(X).all()}
     if sample_weight is not None:
         checks["Input sample_weight contains NaN or infinity."] = da.isfinite(sample_weight).all()
-        checks["Negative values in data passed to `sample_weight`"] = (sample_weight >= 0).all()
+        checks[NEGATIVE_SAMPLE_WEIGHT] = (sample_weight >= 0).all()
     if y is not None and is_dask(y) and y.dtype.kind in "biuf":
         checks["Input y contains NaN or infinity."] = da.isfinite(y).all()
     for message, ok in zip(checks, compute(*checks.values())):
@@ -170,21 +215,25 @@ def check_values(X, sample_weight=None, y=None):
             raise ValueError(message)
 
 
-def _as_dask_columns(v, row_chunks, name):
-    """A 2-D ``v`` (dask or in-memory) as a dask array chunked like the rows, one column chunk."""
-    return _chunked_like_rows(_to_array(v, name) if is_dask(v) else np.asarray(v), row_chunks,
-                              name)
+def _as_dask_columns(v, X, name):
+    """A 2-D ``v`` (dask or in-memory) as a dask array chunked like X's rows, one column
+    chunk."""
+    return _chunked_like_rows(_to_array(v, name, X) if is_dask(v) else np.asarray(v), X, name)
 
 
-def _chunked_like_rows(v, row_chunks, name):
+def _chunked_like_rows(v, X, name):
     """``v`` (a dask or numpy array, 1-D or 2-D) with X's row chunks (and one column chunk)."""
     import dask.array as da
 
-    if v.shape[0] != sum(row_chunks):
+    if v.shape[0] != X.shape[0]:
+        if not is_dask(v):  # (a dask v's sizes and X's were checked by _to_array)
+            _refuse_stale_sizes(X)
         raise ValueError(
-            f"{name} has {v.shape[0]} entries but X has {sum(row_chunks)} rows"
+            f"{name} has {v.shape[0]} entries but X has {X.shape[0]} rows (real sizes, not stale "
+            f"chunk sizes): {name} needs one entry per row of X, in X's order (its chunks may "
+            "differ from X's: it is rechunked like X's rows)"
         )
-    chunks = (row_chunks,) + (-1,) * (v.ndim - 1)
+    chunks = (X.chunks[0],) + (-1,) * (v.ndim - 1)
     return v.rechunk(chunks) if is_dask(v) else da.from_array(v, chunks=chunks)
 
 
@@ -202,9 +251,9 @@ def as_dask_inputs(X, y, multi_output=False):
     if len(X.chunks[1]) > 1:
         X = X.rechunk({1: -1})
     if multi_output and np.ndim(y) == 2:
-        y = _as_dask_columns(y, X.chunks[0], "y")
+        y = _as_dask_columns(y, X, "y")
     else:
-        y = as_dask_vector(y, X.chunks[0], "y")
+        y = as_dask_vector(y, X, "y")
     if y.dtype.kind in "fc":  # checked where each chunk is computed (as validate_data does)
         y = y.map_blocks(_finite_y, dtype=y.dtype)
     return X, y
@@ -294,9 +343,7 @@ def _prepare(x, Y, weight, shape, data_norm, intercept_scaling, unit, max_weight
         weight = np.asarray(weight, dtype=np.float64)
         if not np.all(np.isfinite(weight)):
             raise ValueError("Input sample_weight contains NaN or infinity.")
-        if np.any(weight < 0):
-            raise ValueError("Negative values in data passed to `sample_weight`")
-        weight = np.clip(weight, 0.0, max_weight)
+        weight = np.clip(refuse_negative_weights(weight), 0.0, max_weight)
     Y = np.ascontiguousarray(Y, dtype=np.float64)
     if not np.all(np.isfinite(Y)):
         raise ValueError("Input y contains NaN or infinity.")

@@ -21,7 +21,7 @@ from . import _warnings
 __all__ = [
     "check_epsilon", "check_delta", "check_positive", "default_delta", "make_generator",
     "POSITIVE", "POSITIVE_OR_INF", "POSITIVE_INT", "OPEN_UNIT", "RATE",
-    "RANDOM_STATE", "TOLERANCE", "AUTO",
+    "RANDOM_STATE", "TOLERANCE", "AUTO", "NEGATIVE_SAMPLE_WEIGHT", "refuse_negative_weights",
 ]
 
 #: A finite real > 0 (a bound, a regularisation strength, a step).
@@ -89,6 +89,22 @@ def check_positive(value, name, allow_inf=False):
     if not ok:
         raise ValueError(f"{name} must be a {'' if allow_inf else 'finite '}real number > 0; got {value!r}")
     return float(value)
+
+
+#: The error for a negative ``sample_weight``, in memory and on Dask (one text): what is allowed
+#: and that a weight was negative, never which one or its value (the weights are private).
+NEGATIVE_SAMPLE_WEIGHT = (
+    "sample_weight must be finite and non-negative (a weight of 0 is the null record; weights "
+    "above max_sample_weight are clipped to it); got a negative weight"
+)
+
+
+def refuse_negative_weights(sample_weight):
+    """``sample_weight`` (an array), or :data:`NEGATIVE_SAMPLE_WEIGHT`'s ValueError if a weight
+    is negative (scikit-learn's own text does not say what is allowed)."""
+    if np.any(np.asarray(sample_weight) < 0):
+        raise ValueError(NEGATIVE_SAMPLE_WEIGHT)
+    return sample_weight
 
 
 def _seed_of(words):

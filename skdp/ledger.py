@@ -971,14 +971,17 @@ class PrivacyLedger:
 
     def summary(self):
         """A short text table: one line per charge and the composed total."""
+        entries = self.entries
+        # the source column as wide as its longest entry ("DPLogisticRegression (failed fit)"),
+        # so that the epsilon and delta columns line up
+        width = max([22] + [len(e.source) for e in entries])
         lines = [
             f"{self._label()}: ceiling epsilon={self.epsilon:.4g} at delta={self.delta:.3g} "
             f"({self.accountant})",
-            f"{'#':>4}  {'source':<22} {'epsilon':>9} {'delta':>9}  label",
+            f"{'#':>4}  {'source':<{width}} {'epsilon':>9} {'delta':>9}  label",
         ]
-        entries = self.entries
         for k, e in enumerate(entries):
-            lines.append(f"{k:>4}  {e.source:<22} {e.epsilon:>9.4g} {e.delta:>9.3g}  "
+            lines.append(f"{k:>4}  {e.source:<{width}} {e.epsilon:>9.4g} {e.delta:>9.3g}  "
                          f"{'' if e.label is None else e.label}")
         total = self._epsilon_of(entries, self.delta)
         naive = sum(e.epsilon for e in entries)

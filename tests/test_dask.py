@@ -463,7 +463,7 @@ def test_bad_inputs_are_refused_with_the_in_memory_errors():
         DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0).fit(_lazy(X), y2[:-1])
     sw = np.ones(N)
     sw[300] = -1.0
-    with pytest.raises(ValueError, match="Negative"):
+    with pytest.raises(ValueError, match="must be finite and non-negative"):
         DPLogisticRegression(optimizer="dp_gdws", data_norm=4.0).fit(
             _lazy(X), _lazy(y2), sample_weight=_lazy(sw))
     yr = np.array(y2, dtype=float)

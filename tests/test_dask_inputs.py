@@ -105,6 +105,44 @@ def test_chunk_sizes_computed_by_the_caller_fit_as_the_same_rows():
     assert b.dp_event_ == a.dp_event_
 
 
+@pytest.mark.parametrize(
+    "case", ["stale y", "stale weights", "stale X", "stale X, weights in memory", "other rows"])
+def test_a_row_count_mismatch_names_its_cause(case, releases):
+    """A user trial: X filtered by a map_blocks with its sizes computed, y filtered alike but not
+    (its chunk sizes still those of the 600 rows), was refused with "y has 600 entries but X has
+    K rows", as if y held other rows. The real sizes are now computed (counts only, before any
+    release): the error names the array whose declared chunk sizes are stale and what to do;
+    "has ... entries but X has ... rows" is left for inputs that do hold other rows."""
+    X, y = _data()
+    columns = np.column_stack([X, y, np.abs(X[:, 0]) + 0.5])
+    Z = _filtered(columns)  # blocks of fewer rows, declared of 150
+    kept = _filtered(columns).compute_chunk_sizes()  # (which sets them on its array)
+    k = int(kept.shape[0])
+    inputs = {"X": kept[:, :3], "y": kept[:, 3].astype(int), "sample_weight": kept[:, 4]}
+    if case == "stale y":
+        inputs["y"], match = Z[:, 3].astype(int), rf"^y: the chunk sizes of the dask array " \
+            rf"declare {N} entries but its blocks hold {k} \(X has {k} rows\).*" \
+            r"call y\.compute_chunk_sizes\(\)"
+    elif case == "stale weights":
+        inputs["sample_weight"], match = Z[:, 4], rf"^sample_weight: .* declare {N} entries " \
+            rf"but its blocks hold {k} \(X has {k} rows\).*sample_weight\.compute_chunk_sizes"
+    elif case == "stale X":  # (y in memory, of the kept rows)
+        inputs["X"], inputs["y"] = Z[:, :3], inputs["y"].compute()
+        match = r"^X: a block of the dask array .* declares.*call X\.compute_chunk_sizes\(\)"
+    elif case == "stale X, weights in memory":  # (of the kept rows; y of X's declared rows)
+        inputs["X"], inputs["y"] = Z[:, :3], y
+        inputs["sample_weight"] = inputs["sample_weight"].compute()
+        match = r"^X: a block of the dask array .* declares.*call X\.compute_chunk_sizes\(\)"
+    else:  # y of all the rows: the mismatch is real
+        inputs["y"] = _lazy(y)
+        match = rf"^y has {N} entries but X has {k} rows \(real sizes, not stale chunk"
+    est = DPLogisticRegression(epsilon=1.0, delta=1e-6, data_norm="auto", classes=[0, 1],
+                               optimizer="dp_gdws", random_state=0)
+    with pytest.raises(ValueError, match=match):
+        est.fit(inputs["X"], inputs["y"], sample_weight=inputs["sample_weight"])
+    assert releases == [] and not hasattr(est, "data_norm_")
+
+
 @pytest.mark.parametrize("which", ["X", "Y", "weight"])
 @pytest.mark.parametrize("real", [100, 200])
 def test_prepared_chunks_are_checked_against_the_declared_sizes(which, real):
@@ -161,8 +199,29 @@ def test_bad_values_are_refused_before_any_release_as_in_memory(bad, make, relea
         est.fit(_lazy(X), _lazy(y), sample_weight=_lazy(w))
     assert releases == []
     words = {"nan in X": "Input X contains NaN", "inf in X": "Input X contains",
-             "negative weight": "Negative values", "nan weight": "Input sample_weight contains NaN"}
+             "negative weight": "sample_weight must be finite and non-negative",
+             "nan weight": "Input sample_weight contains NaN"}
     assert words[bad] in str(in_memory.value) and words[bad] in str(on_dask.value)
+
+
+@pytest.mark.parametrize("lazy", [True, False], ids=["dask weights", "in-memory weights"])
+def test_a_negative_weight_gets_the_in_memory_text_on_dask(lazy, releases):
+    """A user trial met scikit-learn's text for a negative weight, which does not say what is
+    allowed; skdp's (test_sample_weight.py) is given on Dask too, with dask or in-memory
+    weights, before any release, naming no weight's value or row."""
+    X, y = _data()
+    w = np.ones(N)
+    w[17] = -3.25
+    est = DPLogisticRegression(epsilon=0.5, delta=1e-6, data_norm="auto", classes=[0, 1],
+                               optimizer="dp_gdws")
+    with pytest.raises(ValueError) as in_memory:
+        clone(est).fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError) as on_dask:
+        est.fit(_lazy(X), _lazy(y), sample_weight=_lazy(w) if lazy else w)
+    assert releases == []
+    assert str(on_dask.value) == str(in_memory.value)
+    assert str(on_dask.value).startswith("sample_weight must be finite and non-negative (a ")
+    assert "3.25" not in str(on_dask.value) and "17" not in str(on_dask.value)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf])

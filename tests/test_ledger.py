@@ -192,6 +192,34 @@ def test_record_and_compose(data):
     assert len(tight) == 0  # all or nothing
 
 
+def test_summary_columns_line_up_with_long_sources(data):
+    """A user trial: a source longer than 22 characters ("PrivatePipeline (failed fit)")
+    pushed that line's epsilon and delta to the right of the header's; the source column is now
+    as wide as the longest source, and every line's columns end where the header's do."""
+    import re
+
+    from skdp.ledger import charge
+
+    X, y = data
+    ledger = PrivacyLedger()
+    ledger.record(_est().fit(X, y), label="short")
+    for source in ("PrivatePipeline (failed fit)", "DPLogisticRegression (failed fit)"):
+        record = _est().fit(X, y).privacy_record_
+        charge([ledger], record, source, record.epsilon, record.delta, label="long")
+    lines = ledger.summary().splitlines()
+    header, rows = lines[1], lines[2:2 + len(ledger)]
+
+    def ends(line, source):  # where the epsilon and delta fields end (right-aligned numbers)
+        match = re.compile(r" +(\S+) +(\S+)").match(line, line.index(source) + len(source))
+        return match.end(1), match.end(2)
+
+    columns = ends(header, "source")
+    assert columns == (header.index("epsilon") + len("epsilon"),
+                       header.index("delta") + len("delta"))
+    for row, entry in zip(rows, ledger.entries):
+        assert ends(row, entry.source) == columns, ledger.summary()
+
+
 def test_pld_accountant_matches_dp_accounting(data):
     pld = pytest.importorskip("dp_accounting.pld")
     X, y = data

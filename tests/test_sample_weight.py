@@ -163,6 +163,31 @@ def test_bad_weights_raise(weights, match):
         DPLogisticRegression().fit(X, y, sample_weight=weights)
 
 
+@pytest.mark.parametrize("cls", CLASSES)
+def test_a_negative_weight_is_refused_with_what_is_allowed(cls):
+    """A user trial met scikit-learn's "Negative values in data passed to `sample_weight`",
+    which does not say what is allowed. The error says it (the same text on Dask, see
+    test_dask_inputs.py), and that a weight was negative, not which one or its value (the
+    weights are private); a PrivatePipeline passing the weights to its last step says the same."""
+    from skdp.pipeline import make_private_pipeline
+
+    X, y = _data(cls)
+    w = np.ones(len(y))
+    w[17] = -3.25
+    expected = (
+        "sample_weight must be finite and non-negative (a weight of 0 is the null record; "
+        "weights above max_sample_weight are clipped to it); got a negative weight"
+    )
+    with pytest.raises(ValueError) as alone:
+        cls(data_norm=2.0).fit(X, y, sample_weight=w)
+    pipe = make_private_pipeline(cls(data_norm=2.0), epsilon=1.0)
+    with pytest.raises(ValueError) as in_pipeline:
+        pipe.fit(X, y, **{f"{cls.__name__.lower()}__sample_weight": w})
+    for raised in (alone, in_pipeline):
+        assert str(raised.value) == expected
+        assert "3.25" not in str(raised.value) and "17" not in str(raised.value)
+
+
 @pytest.mark.parametrize("bad", [0.0, -1.0, np.inf, np.nan, "1"])
 def test_bad_max_sample_weight_raises(bad):
     X, y = _data(DPLogisticRegression)

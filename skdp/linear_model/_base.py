@@ -24,7 +24,7 @@ from .._fit_state import failed_fit_guard
 from .._streams import foreign_tags, object_tags, released_streams, remember_streams
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
-    check_delta, check_epsilon, check_positive, explained_data_errors,
+    check_delta, check_epsilon, check_positive, explained_data_errors, refuse_negative_weights,
 )
 from ..ledger import _composed_epsilon as composed_epsilon
 from ..ledger import LedgerCarrierMixin, PrivacyLedger, charge
@@ -55,6 +55,16 @@ _ALLOW_ZERO_WEIGHTS = (
     if "allow_all_zero_weights" in inspect.signature(_check_sample_weight).parameters
     else {}
 )
+
+
+def check_sample_weight(sample_weight, X):
+    """``sample_weight`` as scikit-learn's ``_check_sample_weight`` checks it for X (a scalar for
+    every row, or a finite vector of n entries; float64), all-zero weights allowed (a fit
+    decides, see ``DPLinearModel._validate_sample_weight``), and a negative weight refused with
+    skdp's text, :data:`skdp._validation.NEGATIVE_SAMPLE_WEIGHT`, which says what is allowed (the
+    Dask checks give the same)."""
+    return refuse_negative_weights(
+        _check_sample_weight(sample_weight, X, dtype=np.float64, **_ALLOW_ZERO_WEIGHTS))
 
 
 #: The row-norm bounds a fit accepts (public or released): the fit works in units of the bound,
@@ -450,9 +460,7 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 return dask_sample_weight(sample_weight, X, M, y)
         if sample_weight is None:
             return None if M >= 1.0 else np.full(X.shape[0], M)
-        sw = _check_sample_weight(
-            sample_weight, X, dtype=np.float64, ensure_non_negative=True, **_ALLOW_ZERO_WEIGHTS
-        )
+        sw = check_sample_weight(sample_weight, X)
         if not private:
             # Only without privacy: under DP an all-zero weight vector is a valid data set (all
             # null records), and refusing it (or warning of clipped weights) would reveal
