@@ -443,6 +443,20 @@ _NOT_PRIVATE = {
 }
 
 
+def _check_routed_weights(X, params):
+    """Refuse bad ``<step>__sample_weight`` fit parameters before any step releases anything
+    (a public check: the estimator would refuse them too, but after the preprocessing's private
+    releases, whose charge the failed fit then pays). In memory; Dask weights are checked in one
+    pass by the step that reads them."""
+    from .linear_model._base import check_sample_weight
+
+    if is_dask(X):
+        return
+    for key, value in params.items():
+        if key.endswith("__sample_weight") and value is not None and not is_dask(value):
+            check_sample_weight(value, X)
+
+
 class _PipelineClaim:
     """A fitted :class:`PrivatePipeline`'s ``privacy_record_``, ``dp_event_``, ``epsilon_`` or
     ``delta_``: as the pipeline's fit set it while its private steps are the releases that fit
@@ -677,6 +691,7 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
         self
         """
         self._validate_params()
+        _check_routed_weights(X, params)
         with self._private_fit(X):
             super().fit(X, y, **params)
         return self
@@ -685,6 +700,7 @@ class PrivatePipeline(LedgerCarrierMixin, Pipeline):
     def fit_transform(self, X, y=None, **params):
         """Fit under the pipeline's budget, then transform X (the final step is a transformer)."""
         self._validate_params()
+        _check_routed_weights(X, params)
         with self._private_fit(X):
             out = super().fit_transform(X, y, **params)
         return out

@@ -240,3 +240,31 @@ def test_checks_on_public_values_come_before_any_release():
                 est.fit(Xf, yf)
         assert len(ledger) == 0
         assert not [str(w.message) for w in caught], type(est).__name__
+
+
+@pytest.mark.parametrize("weights", ["negative", "short"])
+def test_a_pipelines_bad_weights_are_refused_before_its_steps_release(weights):
+    """The final step's weights are checked before the scaler's private quantiles are drawn:
+    nothing charged, nothing printed. Before, the scaler released first and the failed fit was
+    charged for it ("PrivatePipeline (failed fit)")."""
+    import warnings
+
+    from skdp.pipeline import make_private_pipeline
+    from skdp.preprocessing import PrivateRobustScaler
+
+    X, y = make_classification(3000, 4, random_state=0)
+    w = np.ones(len(y))
+    if weights == "negative":
+        w[7] = -1.0
+    else:
+        w = w[:100]
+    ledger = PrivacyLedger()
+    pipe = make_private_pipeline(PrivateRobustScaler(), DPLogisticRegression(), ledger=ledger)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ValueError, match="non-negative|shape"):
+            pipe.fit(X, y, dplogisticregression__sample_weight=w)
+    assert len(ledger) == 0 and not caught
+    assert not hasattr(pipe[0], "bounds_")
+    pipe.fit(X, y, dplogisticregression__sample_weight=np.ones(len(y)))  # good weights: fitted
+    assert len(ledger) == 1 and "failed" not in ledger.entries[0].source
