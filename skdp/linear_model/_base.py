@@ -21,7 +21,8 @@ from .._dask import (
     DaskDesign, as_dask_inputs, check_dask_feature_names, dask_sample_weight, is_dask,
 )
 from .._fit_state import failed_fit_guard
-from .._streams import foreign_tags, released_streams, remember_streams
+from .._streams import SHARED, UNVERIFIED, compare_streams, object_tags, released_streams
+from .._streams import remember_streams
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
     check_delta, check_epsilon, check_positive, explained_data_errors,
@@ -517,11 +518,14 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
         # (in a pipeline: with its earlier fits' streams, the chain of its other steps)
         chain_streams = (released_streams(self) | fit.chain_streams if start is not None
                          else frozenset())
-        # A chain fitted in another Python session keeps tags this one cannot compare: a seeded
-        # fit (the estimator's or a pipeline step's random_state) may repeat one of its streams
-        # (the same script run again), so nothing bounds the chain; fresh randomness cannot
-        unverified = (start is not None and bool(foreign_tags(chain_streams))
-                      and (self.random_state is not None or fit.steps_seeded))
+        # This fit's streams (its own, a pipeline's private steps') against the chain's: one of
+        # them again (SHARED), or a seeded one that cannot be compared with a seeded stream of
+        # the chain (UNVERIFIED: a chain fitted in another Python session keeps tags this one
+        # cannot compare, and the same script run again repeats its seeds); fresh randomness
+        # is never in doubt. Either way nothing bounds the chain.
+        relation = (compare_streams(object_tags(fit.stream) | fit.step_streams, chain_streams)
+                    if start is not None else None)
+        unverified, shared_stream = relation == UNVERIFIED, relation == SHARED
         what = optimizer.name or type(optimizer).__name__
         R = math.hypot(data_norm, s) if self.fit_intercept else data_norm
         # the typical row (public: the released median under data_norm="auto", else the bound),
@@ -580,9 +584,10 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 Xc.close()  # the persisted chunks are not needed after the fit
         # Ledgers are charged with this fit's own event (the start was charged by its own fit);
         # the model's record composes the start's history with it.
-        # (not private when its stream cannot be told apart from the chain's: a ledger with a
-        # ceiling refuses it, as it refuses a stream it sees twice)
-        charged = not_private(record) if unverified and private else record
+        # (not private when its stream is, or cannot be told apart from, one of the chain's: a
+        # ledger with a ceiling refuses it, as it refuses a stream it sees twice; the ledger
+        # may not have seen the chain's earlier fits)
+        charged = not_private(record) if relation is not None and private else record
         charge(ledgers, charged, source, epsilon, delta, n_samples=int(n_samples),
                stream=fit.stream)
         # What the fit resolved and released (the private row bound, the intercept scaling read
@@ -598,12 +603,11 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             # record (a warm start's chain, composed below, was charged by its earlier fits)
             self._skdp_stream_state = fit.stream
             self._skdp_fit_record = charged
-        shared_stream = bool(
-            (remember_streams(self, fit.stream, chain_streams) | fit.step_streams) & chain_streams)
+        remember_streams(self, fit.stream, chain_streams)
         if start is not None:
             record = warm_started_record(start, record, delta, record.accountant,
                                          shared_stream or unverified)
-        if unverified and private and not shared_stream:
+        if unverified and private:
             warn(
                 f"{source} was warm-started from a model fitted in another Python session (and "
                 "unpickled), with random_state set: skdp cannot tell whether this fit draws the "

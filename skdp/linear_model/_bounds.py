@@ -236,10 +236,8 @@ class PipelinePlan:
         start of the estimator continues.
     step_streams : frozenset
         The stream tags of the private steps fitted before the estimator in this fit: a warm
-        start whose chain drew from one of them has no composition bound either.
-    steps_seeded : bool
-        Whether one of those steps was given a ``random_state`` (its stream may repeat one of
-        another session's fits).
+        start whose chain drew from one of them (or, seeded, may have: another session's
+        chain) has no composition bound either.
     """
 
     epsilon: float
@@ -248,7 +246,6 @@ class PipelinePlan:
     row_norm_bound: object = None
     chain_streams: frozenset = frozenset()
     step_streams: frozenset = frozenset()
-    steps_seeded: bool = False
 
 
 class PrivateFit:
@@ -268,10 +265,8 @@ class PrivateFit:
             self.events = list(plan.prior)
             self.row_norm_bound = plan.row_norm_bound
             self.chain_streams, self.step_streams = plan.chain_streams, plan.step_streams
-            self.steps_seeded = plan.steps_seeded
         else:
             self.chain_streams = self.step_streams = frozenset()
-            self.steps_seeded = False
             self.epsilon = check_epsilon(estimator.epsilon)
             self.delta = check_delta(estimator.delta, n_samples)
             self.events = []
@@ -284,7 +279,7 @@ class PrivateFit:
         self.accountant = estimator.accountant
         self.rng = make_generator(estimator.random_state, secure=bool(estimator.secure_mode))
         # the stream the fit draws from (secret: for the ledgers and the warm-start check only)
-        self.stream = stream_state(self.rng)
+        self.stream = stream_state(self.rng, seeded=estimator.random_state is not None)
         precheck(self.ledgers, self.epsilon, self.delta, self.source, stream=self.stream)
         self.bounds = {}  # name -> {"value", "epsilon"} of each private bound, for the record
 
