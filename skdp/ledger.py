@@ -70,7 +70,8 @@ import numpy as np
 
 from .privacy import ACCOUNTANTS, ComposedEvent, DPEvent, NonPrivateEvent, PrivacyRecord
 from .privacy import SelfComposedEvent, _epsilon_cache, compute_epsilon
-from ._streams import released_streams, stream_tags
+from ._streams import SHARED, UNVERIFIED, first_conflict, object_tags, released_streams
+from ._streams import stream_tags
 from ._warnings import warn
 
 try:  # POSIX advisory lock; released by the OS if a worker dies holding it
@@ -117,8 +118,16 @@ class LedgerEntry:
         ``time.time()`` when it was charged.
     label : str or None
     streams : frozenset of str
-        Keyed tags of the random streams the release drew from (:mod:`skdp._streams`): two
-        charges that share one are not independent, and the ledger's total is then infinite.
+        Keyed tags of the random streams the release drew from (:mod:`skdp._streams`), with
+        the ledger's own key: two charges that share one are not independent, and the ledger's
+        total is then infinite.
+    object_streams : frozenset of str or None
+        The same streams' tags as the fitted object keeps them (its process's key, named by
+        :data:`~skdp._streams.KEY_ID`; ``released_streams`` of the object): what
+        :meth:`PrivacyLedger.record` and :func:`compose` compare fitted objects with, whose
+        streams are known by those tags only. None in an entry pickled by an skdp before this
+        field: its ``streams`` then stand for streams of an unknown key (compared with nothing,
+        so a seeded object recorded with it is not private).
     """
 
     event: DPEvent
@@ -132,39 +141,88 @@ class LedgerEntry:
     time: float = 0.0
     label: object = None
     streams: frozenset = frozenset()
+    object_streams: object = None
+
+
+def _object_streams(entry):
+    """The object tags of ``entry`` (:attr:`LedgerEntry.object_streams`); for an entry of an
+    older skdp (None: the class's default stands in for the missing field), its ledger tags:
+    tags of an unknown key."""
+    tags = entry.object_streams
+    return entry.streams if tags is None else tags
+
+
+def _first_conflict(ledger_tags, tags, groups):
+    """``(i, j, kind)``, the first two releases that may share a random stream, or None: a
+    ledger tag in both (``ledger_tags``: one ledger's key, or several ledgers', whose tags never
+    meet), or what :func:`~skdp._streams.first_conflict` finds of their object tags (``tags``,
+    ``groups``: the ledger of a charge with ledger tags, which compare it with that ledger's
+    other charges; ``tags`` None: nothing to compare by them)."""
+    hits = [None if tags is None else first_conflict(tags, groups)]
+    first = {}  # ledger tag -> position of the first charge that drew from it
+    for j, own in enumerate(ledger_tags):
+        if not first.keys().isdisjoint(own):
+            hits.append((min(first[t] for t in own if t in first), j, SHARED))
+            break
+        for t in own:
+            first[t] = j
+    hits = [h for h in hits if h is not None]
+    return min(hits, key=lambda h: (h[1], h[0])) if hits else None
 
 
 def shares_a_stream(entries):
-    """Whether two of ``entries`` drew from one random stream (a tag in both)."""
+    """Whether two of ``entries`` may draw from one random stream (see
+    :func:`first_shared_stream`)."""
     return first_shared_stream(entries) is not None
 
 
 def first_shared_stream(entries):
-    """``(i, j)``, the positions of the first two of ``entries`` that drew from one random
-    stream (a tag in both), or None."""
-    first = {}  # tag -> position of the first entry that drew from it
-    for j, e in enumerate(entries):
-        for tag in e.streams:
-            if tag in first:
-                return first[tag], j
-        for tag in e.streams:
-            first.setdefault(tag, j)
-    return None
+    """``(i, j, kind)``: the positions of the first two of ``entries`` (charges of one ledger)
+    that drew from one random stream (``kind`` :data:`~skdp._streams.SHARED`), or may have
+    (:data:`~skdp._streams.UNVERIFIED`: seeded streams whose tags cannot be compared), or None.
+
+    Two charges of fits are compared by the ledger's own tags (``streams``: one key, wherever
+    they ran); a charge recorded from a fitted object (:meth:`PrivacyLedger.record`, which
+    knows its object tags only) is compared with every other by their object tags
+    (:func:`~skdp._streams.compare_streams`)."""
+    ledger_tags = [e.streams for e in entries]
+    # Two charges of fits share a stream exactly when they share a ledger tag (one key): their
+    # object tags add nothing unless a charge was recorded from an object (no ledger tags).
+    recorded = any(not own and e.object_streams for e, own in zip(entries, ledger_tags))
+    if not recorded:
+        return _first_conflict(ledger_tags, None, None)
+    return _first_conflict(ledger_tags, [_object_streams(e) for e in entries],
+                           [0 if own else None for own in ledger_tags])
 
 
-def _shared_stream_message(source, ledger_label, outcome):
-    """Why a charge that shares a random stream makes the total infinite. ``outcome``: "before"
-    (refused before fitting), "after" (refused, the fitted model discarded) or "charged"."""
+def _shared_stream_message(source, ledger_label, outcome, kind=SHARED):
+    """Why a charge that may share a random stream makes the total infinite. ``outcome``:
+    "before" (refused before fitting), "after" (refused, the fitted model discarded) or
+    "charged"; ``kind``: :data:`~skdp._streams.SHARED` or ``UNVERIFIED``."""
     what = {"before": "is refused before fitting by", "after": "was refused by",
             "charged": "was charged to"}[outcome]
     total = "is now infinite" if outcome == "charged" else "would be infinite"
+    if kind == UNVERIFIED:
+        why = (
+            "it draws its noise from a seeded random stream (random_state set), as does "
+            "another of the ledger's charges, and one of the two was fitted in another Python "
+            "session (a model saved there and loaded here): their streams' tags are keyed by "
+            "different sessions' secrets and cannot be compared, and the same seed gives the "
+            "same noise in any session (the same script run again). Nothing tells whether the "
+            "two releases' noise is independent"
+        )
+    else:
+        why = (
+            "it draws its noise from the same random stream as another of the ledger's "
+            "charges (the same integer random_state twice, or copies of one RandomState or "
+            "Generator, as the clones GridSearchCV fits are; or one fitted model charged twice, "
+            "when it was fitted and again with record). The two releases' noise is not "
+            "independent"
+        )
     return (
-        f"{source} {what} {ledger_label}: it draws its noise from the same random stream as an "
-        "earlier charge (the same integer random_state twice, or copies of one RandomState or "
-        "Generator, as the clones GridSearchCV fits are). The two releases' noise is not "
-        "independent, so no composition bounds them (combined, they can cancel it) and the "
-        f"total {total}. Give every fit fresh randomness (random_state=None) or a seed of its "
-        "own."
+        f"{source} {what} {ledger_label}: {why}, so no composition bounds them (combined, they "
+        f"can cancel it) and the total {total}. Give every fit fresh randomness "
+        "(random_state=None) or a seed of its own."
     )
 
 
@@ -283,44 +341,76 @@ def compose(items):
         Charge it with ``skdp.compute_epsilon(event, delta)``. When two items drew their noise
         from one random stream (fits of one integer ``random_state``: the estimators of
         ``cross_validate`` with a fixed seed), no composition bounds them: the event then
-        includes a ``NonPrivateEvent`` (epsilon inf) and a warning says why.
+        includes a ``NonPrivateEvent`` (epsilon inf) and a warning says why. So it does when
+        two items were both fitted with a ``random_state`` set (an estimator's, a pipeline's
+        private step's, a search's) and their streams cannot be compared: one of them was
+        fitted in another Python session and unpickled here (the tags of its streams are keyed
+        by that session's secret), where the same seed gives the same noise. Fits with
+        ``random_state=None`` draw fresh entropy and are never in doubt.
+
+    Notes
+    -----
+    The items' random streams are compared by the tags each fitted object keeps
+    (:mod:`skdp._streams`), a ledger's and a :class:`LedgerEntry`'s by the tags of the objects
+    they charged (:attr:`LedgerEntry.object_streams`); the charges of one ledger are compared by
+    its own tags too. Bare events and records carry no stream.
     """
     if isinstance(items, (PrivacyLedger, DPEvent, PrivacyRecord)) or hasattr(items, "dp_event_"):
         items = [items]  # one item given alone
     items = list(items)
     events = [e for item in items for e in _as_events(item)]
-    if _items_share_a_stream(items):
+    conflict = _items_conflict(items)
+    if conflict is not None:
+        if conflict[2] == UNVERIFIED:
+            why = (
+                "compose: two of the items were fitted with a random_state set and one of them "
+                "in another Python session (a model saved there and loaded here): their random "
+                "streams' tags are keyed by different sessions' secrets and cannot be compared, "
+                "and the same seed gives the same noise in any session (the same script run "
+                "again), so nothing tells whether their noise is independent"
+            )
+        else:
+            why = (
+                "compose: two of the items drew their noise from the same random stream (the "
+                "same integer random_state, or copies of one RandomState or Generator, as the "
+                "estimators of cross_validate are; or one release given twice, as a model and "
+                "in a ledger that charged it): their noise is not independent"
+            )
         warn(
-            "compose: two of the items drew their noise from the same random stream (the same "
-            "integer random_state, or copies of one RandomState or Generator, as the estimators "
-            "of cross_validate are): their noise is not independent, so no composition bounds "
-            "them, and the composed event is not private (epsilon inf). Fit with "
-            "random_state=None, or a seed of its own for each fit.",
+            f"{why}. No composition bounds them: the composed event is not private (epsilon "
+            "inf). Fit with random_state=None, or a seed of its own for each fit.",
             UserWarning,
         )
         events.append(NonPrivateEvent())
     return ComposedEvent(_group(events))
 
 
-def _items_share_a_stream(items):
-    """Whether two of :func:`compose`'s items drew from one random stream: the fitted objects'
-    tags (this process's key, :func:`~skdp._streams.released_streams`), the entries' (their
-    ledger's key); a ledger whose own entries share one counts as shared."""
-    seen = set()
+def _items_conflict(items):
+    """``(i, j, kind)`` for two of :func:`compose`'s items (flattened: a ledger's charges
+    count one by one) that may share a random stream, or None (see
+    :func:`first_shared_stream`)."""
+    ledger_tags, tags, groups = [], [], []
 
     def visit(item):
         if isinstance(item, (list, tuple)):
-            return any(visit(sub) for sub in item)
-        if isinstance(item, PrivacyLedger):
-            entries = item.entries
-            return shares_a_stream(entries) or any(visit(e) for e in entries)
-        tags = item.streams if isinstance(item, LedgerEntry) else released_streams(item)
-        if seen & tags:
-            return True
-        seen.update(tags)
-        return False
+            for sub in item:
+                visit(sub)
+        elif isinstance(item, PrivacyLedger):
+            for e in item.entries:
+                ledger_tags.append(e.streams)
+                tags.append(_object_streams(e))
+                groups.append(item._uid if e.streams else None)
+        elif isinstance(item, LedgerEntry):
+            ledger_tags.append(item.streams)
+            tags.append(_object_streams(item))
+            groups.append(None)  # its ledger is unknown here
+        else:
+            ledger_tags.append(frozenset())
+            tags.append(released_streams(item))
+            groups.append(None)
 
-    return any(visit(item) for item in items)
+    visit(items)
+    return _first_conflict(ledger_tags, tags, groups)
 
 
 class _Memo(DPEvent):
@@ -787,8 +877,12 @@ class PrivacyLedger:
 
     @property
     def event(self):
-        """The composed event of every recorded fit (a ComposedEvent)."""
-        return ComposedEvent(_group(self.events))
+        """The composed event of every recorded fit (a ComposedEvent); with a
+        ``NonPrivateEvent`` when two charges may share a random stream (:meth:`spent` is then
+        infinite too)."""
+        entries = self.entries
+        extra = [NonPrivateEvent()] if shares_a_stream(entries) else []
+        return ComposedEvent(_group([e.event for e in entries] + extra))
 
     def to_dp_accounting(self):
         """The composed event as a dp-accounting ``DpEvent``."""
@@ -826,8 +920,14 @@ class PrivacyLedger:
     def _precheck(self, target_epsilon, target_delta, source, event=None, stream=None):
         self._adopt()
         tags = stream_tags(stream, self._stream_key)
-        if tags and not math.isinf(self.epsilon) and any(tags & e.streams for e in self.entries):
-            raise BudgetExceededError(_shared_stream_message(source, self._label(), "before"))
+        if tags and not math.isinf(self.epsilon):
+            entries = self.entries
+            probe = LedgerEntry(None, 0.0, 0.0, source, 0.0, 0.0, streams=tags,
+                                object_streams=object_tags(stream))
+            conflict = first_shared_stream(entries + [probe])
+            if conflict is not None and conflict[1] == len(entries):
+                raise BudgetExceededError(_shared_stream_message(
+                    source, self._label(), "before", conflict[2]))
         if self._takes_prepaid() and self._reservation.events:
             # a prepaid fit would fail the worst-case check (its charge is already in the
             # ledger): the exact check at the charge takes the prepaid event or refuses
@@ -873,42 +973,46 @@ class PrivacyLedger:
 
         Notes
         -----
-        Fitted objects given together are compared by their random streams, as
-        :func:`compose` compares them: two that drew from one stream (the same integer
-        ``random_state``) have no composition, so the total becomes infinite (refused by a
-        ledger with a ceiling). They are not compared with the ledger's earlier charges, whose
-        tags are keyed differently, and bare events carry no stream.
+        Fitted objects are compared by their random streams, as :func:`compose` compares them,
+        with each other and with the ledger's earlier charges (their
+        :attr:`LedgerEntry.object_streams`: the tags the fitted objects keep, fits charged in
+        worker processes included); each recorded entry keeps its object's tags, so later
+        charges are compared with it too. Two that drew from one stream (the same integer
+        ``random_state``; or one model charged when it was fitted and recorded again) have no
+        composition, and neither have two fitted with a ``random_state`` set whose streams
+        cannot be compared (one fitted in another Python session and unpickled, where the
+        same seed gives the same noise): the total becomes infinite (refused by a ledger with a
+        ceiling, nothing recorded; a warning otherwise). Fits with ``random_state=None`` draw
+        fresh entropy and are never in doubt. Bare events and records carry no stream.
         """
         entries = []
-        if _items_share_a_stream(list(items)):
-            message = (
-                f"record: two of the items drew their noise from the same random stream (the "
-                "same integer random_state, or copies of one RandomState or Generator): no "
-                f"composition bounds them, so {self._label()}'s total "
-                + ("would be infinite; nothing was recorded" if not math.isinf(self.epsilon)
-                   else "is now infinite")
-                + ". Fit with random_state=None, or a seed of its own for each fit."
-            )
-            if not math.isinf(self.epsilon):
-                raise BudgetExceededError(message)
-            warn(message, UserWarning)
-            entries.append(LedgerEntry(NonPrivateEvent(), math.inf, 0.0, "record", math.inf,
-                                       0.0, None, os.getpid(), time.time(), label))
-        for item in items:
-            for sub in (item if isinstance(item, (list, tuple)) else [item]):
-                record = getattr(sub, "privacy_record_", None)
-                if isinstance(sub, PrivacyRecord):
-                    record = sub
-                if record is not None:
-                    entries.append(LedgerEntry(
-                        record.event, record.epsilon, record.delta, type(sub).__name__,
-                        record.epsilon, record.delta, None, os.getpid(), time.time(), label))
-                else:
-                    for ev in _as_events(sub):
-                        eps = compute_epsilon(ev, self.delta)
-                        entries.append(LedgerEntry(ev, eps, self.delta, type(ev).__name__, eps,
-                                                   self.delta, None, os.getpid(), time.time(),
-                                                   label))
+
+        def add(event, epsilon, delta, source, streams):
+            entries.append(LedgerEntry(event, epsilon, delta, source, epsilon, delta, None,
+                                       os.getpid(), time.time(), label,
+                                       object_streams=frozenset(streams)))
+
+        def visit(sub):
+            if isinstance(sub, (list, tuple)):
+                for part in sub:
+                    visit(part)
+                return
+            if isinstance(sub, PrivacyLedger):
+                for entry in sub.entries:
+                    visit(entry)
+                return
+            record = sub if isinstance(sub, PrivacyRecord) else getattr(
+                sub, "privacy_record_", None)
+            streams = (_object_streams(sub) if isinstance(sub, LedgerEntry)
+                       else released_streams(sub))
+            if record is not None:
+                add(record.event, record.epsilon, record.delta, type(sub).__name__, streams)
+            else:
+                for ev in _as_events(sub):
+                    add(ev, compute_epsilon(ev, self.delta), self.delta, type(ev).__name__,
+                        streams)
+
+        visit(list(items))
         _charge([self], entries)
 
     def fit_search(self, search, X, y=None, groups=None, label=None, **fit_params):
@@ -988,7 +1092,12 @@ class PrivacyLedger:
         lines.append(f"composed: epsilon={total:.4g} at delta={self.delta:.3g} over {len(entries)} "
                      f"charges (sum of the per-fit epsilons: {naive:.4g})")
         shared = first_shared_stream(entries)
-        if shared is not None:
+        if shared is not None and shared[2] == UNVERIFIED:
+            lines.append(f"infinite: charges #{shared[0]} and #{shared[1]} were fitted with a "
+                         "random_state set, one of them in another Python session: nothing "
+                         "tells whether they drew their noise from one random stream; give "
+                         "every fit fresh randomness")
+        elif shared is not None:
             lines.append(f"infinite: charges #{shared[0]} and #{shared[1]} drew their noise from "
                          "one random stream (the same integer random_state, or copies of one "
                          "generator); give every fit fresh randomness")
@@ -1059,8 +1168,10 @@ def _charge(ledgers, entries, before_fit=False, streams=None):
     Locks are taken in a fixed order (by id) so that concurrent charges cannot deadlock.
     ``before_fit``: the charge is made before anything ran (the refusal message says so).
     ``streams``: the random streams each entry drew from (raw states, aligned with ``entries``),
-    tagged with each ledger's own key. A charge that shares a stream with another makes the
-    total infinite: refused by a ledger with a ceiling, recorded with a warning otherwise.
+    tagged with each ledger's own key (and with the process's, as the fitted object keeps
+    them: :attr:`LedgerEntry.object_streams`). A charge that may share a stream with another
+    (:func:`first_shared_stream`) makes the total infinite: refused by a ledger with a ceiling,
+    recorded with a warning otherwise.
     """
     if not ledgers or not entries:
         return
@@ -1069,12 +1180,13 @@ def _charge(ledgers, entries, before_fit=False, streams=None):
     for led in ordered:
         led._adopt()
         mine = entries if streams is None else [
-            replace(e, streams=stream_tags(s, led._stream_key)) for e, s in zip(entries, streams)
+            replace(e, streams=stream_tags(s, led._stream_key), object_streams=object_tags(s))
+            for e, s in zip(entries, streams)
         ]
         owed[led._uid], claimed[led._uid] = mine, []
         if led._takes_prepaid():
             owed[led._uid], claimed[led._uid] = led._reservation.claim(mine)
-    shared = []  # the ledgers without a ceiling whose total the charge makes infinite
+    shared = []  # (ledger, kind): those without a ceiling whose total the charge makes infinite
     locks = []
     try:
         for led in ordered:
@@ -1085,11 +1197,14 @@ def _charge(ledgers, entries, before_fit=False, streams=None):
             if not owed[led._uid]:
                 continue
             current = led.entries
-            if not shares_a_stream(current) and shares_a_stream(current + owed[led._uid]):
+            conflict = (first_shared_stream(current + owed[led._uid])
+                        if not shares_a_stream(current) else None)
+            if conflict is not None:
                 if not math.isinf(led.epsilon):
                     raise BudgetExceededError(_shared_stream_message(
-                        entries[0].source, led._label(), "before" if before_fit else "after"))
-                shared.append(led)
+                        entries[0].source, led._label(), "before" if before_fit else "after",
+                        conflict[2]))
+                shared.append((led, conflict[2]))
             if math.isinf(led.epsilon):
                 continue
             events = [e.event for e in current] + [e.event for e in owed[led._uid]]
@@ -1112,8 +1227,9 @@ def _charge(ledgers, entries, before_fit=False, streams=None):
     finally:
         for lk in reversed(locks):
             lk.__exit__(None, None, None)
-    for led in shared:
-        warn(_shared_stream_message(entries[0].source, led._label(), "charged"), UserWarning)
+    for led, kind in shared:
+        warn(_shared_stream_message(entries[0].source, led._label(), "charged", kind),
+             UserWarning)
 
 
 def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None, label=None,

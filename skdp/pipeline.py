@@ -408,8 +408,7 @@ class _LazyPlan:
         steps = tuple(vars(leaf).get("_skdp_stream_state") for leaf in private)
         return PipelinePlan(self.epsilon, self.delta, prior, bound,
                             chain_streams=released_streams(self._pipeline),
-                            step_streams=object_tags(steps),
-                            steps_seeded=any(leaf.random_state is not None for leaf in private))
+                            step_streams=object_tags(steps))
 
 
 def _events(fitted_step):

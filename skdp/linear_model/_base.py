@@ -21,7 +21,8 @@ from .._dask import (
     DaskDesign, as_dask_inputs, check_dask_feature_names, dask_sample_weight, is_dask,
 )
 from .._fit_state import failed_fit_guard
-from .._streams import foreign_tags, object_tags, released_streams, remember_streams
+from .._streams import SHARED, UNVERIFIED, compare_streams, object_tags, released_streams
+from .._streams import remember_streams
 from .._validation import (
     AUTO, OPEN_UNIT, POSITIVE, POSITIVE_INT, POSITIVE_OR_INF, RANDOM_STATE, TOLERANCE,
     check_delta, check_epsilon, check_positive, explained_data_errors, refuse_negative_weights,
@@ -618,9 +619,10 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
                 Xc.close()  # the persisted chunks are not needed after the fit
         # Ledgers are charged with this fit's own event (the start was charged by its own fit);
         # the model's record composes the start's history with it.
-        # (not private when its stream cannot be told apart from the chain's: a ledger with a
-        # ceiling refuses it, as it refuses a stream it sees twice)
-        charged = not_private(record) if unverified and private else record
+        # (not private when its stream is, or cannot be told apart from, one of the chain's: a
+        # ledger with a ceiling refuses it, as it refuses a stream it sees twice; the ledger
+        # may not have seen the chain's earlier fits)
+        charged = not_private(record) if (shared_stream or unverified) and private else record
         charge(ledgers, charged, source, epsilon, delta, n_samples=int(n_samples),
                stream=fit.stream)
         # What the fit resolved and released (the private row bound, the intercept scaling read
@@ -739,11 +741,12 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
 
         ``chain_streams``: the stream tags (:mod:`skdp._streams`) of the start's chain (in a
         pipeline: with the pipeline's earlier fits' streams, the chain of its other steps).
-        ``shared``: this fit (or a private step of its pipeline, in this fit) draws from one of
-        those streams. ``unverified``: the chain holds tags of another Python session, which
-        this one cannot compare, and this fit is seeded (the estimator's or a pipeline step's
-        ``random_state``), so it may repeat one of their streams (the same script run again);
-        fresh randomness cannot. Either way no composition bounds the chain.
+        This fit's streams (its own, a pipeline's private steps') against the chain's
+        (:func:`~skdp._streams.compare_streams`): ``shared``, one of them again; ``unverified``,
+        a seeded one that cannot be compared with a seeded stream of the chain (a chain fitted
+        in another Python session keeps tags this one cannot compare, and the same script run
+        again repeats its seeds); fresh randomness is never in doubt. Either way no composition
+        bounds the chain.
 
         Reads only (``fit`` is the fit's :class:`~skdp.linear_model._bounds.PrivateFit`): the
         caller keeps this fit's tags (:func:`~skdp._streams.remember_streams`) once it is
@@ -753,9 +756,8 @@ class DPLinearModel(LedgerCarrierMixin, BaseEstimator):
             return frozenset(), False, False
         plan = fit.plan
         chain_streams = released_streams(self) | plan.chain_streams
-        shared = bool((object_tags(fit.stream) | plan.step_streams) & chain_streams)
-        unverified = (bool(foreign_tags(chain_streams))
-                      and (self.random_state is not None or plan.steps_seeded))
+        relation = compare_streams(object_tags(fit.stream) | plan.step_streams, chain_streams)
+        shared, unverified = relation == SHARED, relation == UNVERIFIED
         return chain_streams, shared, unverified
 
     def _split_coef(self, W):

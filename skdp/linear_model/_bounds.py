@@ -238,10 +238,8 @@ class PipelinePlan:
         start of the estimator continues.
     step_streams : frozenset
         The stream tags of the private steps fitted before the estimator in this fit: a warm
-        start whose chain drew from one of them has no composition bound either.
-    steps_seeded : bool
-        Whether one of those steps was given a ``random_state`` (its stream may repeat one of
-        another session's fits).
+        start whose chain drew from one of them (or, seeded, may have: another session's
+        chain) has no composition bound either.
     """
 
     epsilon: float
@@ -250,7 +248,6 @@ class PipelinePlan:
     row_norm_bound: object = None
     chain_streams: frozenset = frozenset()
     step_streams: frozenset = frozenset()
-    steps_seeded: bool = False
 
     @classmethod
     def standalone(cls, estimator, n_samples):
@@ -283,7 +280,7 @@ class PrivateFit:
         self.accountant = estimator.accountant
         self.rng = make_generator(estimator.random_state, secure=bool(estimator.secure_mode))
         # the stream the fit draws from (secret: for the ledgers and the warm-start check only)
-        self.stream = stream_state(self.rng)
+        self.stream = stream_state(self.rng, seeded=estimator.random_state is not None)
         precheck(self.ledgers, self.epsilon, self.delta, self.source, stream=self.stream)
         self.bounds = {}  # name -> {"value", "epsilon"} of each private bound, for the record
 

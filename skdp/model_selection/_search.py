@@ -366,7 +366,8 @@ class PrivateSearchCV(LedgerCarrierMixin, MetaEstimatorMixin, BaseEstimator):
         # candidate asks for secure_mode (a public parameter), as its own fit would draw
         secure = any(bool(final_estimator(est)[0].secure_mode) for est in estimators)
         rng = make_generator(self.random_state, secure=secure)
-        stream = stream_state(rng)  # the search's stream (skdp._streams), before any draw
+        # the search's stream (skdp._streams), before any draw
+        stream = stream_state(rng, seeded=self.random_state is not None)
         # Charged before any private record is read: the event is exact and known now, and a
         # refusal (another process may have spent since the pre-check) leaves no model behind.
         charge(ledgers, record, type(self).__name__, epsilon, delta, n_samples=n,

@@ -69,7 +69,8 @@ class PrivateStepMixin(LedgerCarrierMixin):
                 1, np.uint64)
             seed = int(state[0])
         rng = make_generator(seed, secure=bool(getattr(self, "secure_mode", False)))
-        self._skdp_stream_state = stream_state(rng)  # charged by _finish, or by the pipeline
+        # charged by _finish, or by the pipeline (fresh: the step's random_state is None)
+        self._skdp_stream_state = stream_state(rng, seeded=self.random_state is not None)
         return rng
 
     def _finish(self, event, delta, ledgers, n_samples, mechanism="exponential"):
