@@ -81,28 +81,29 @@ def stream_state(rng, seeded=True):
     return digest if seeded else _FRESH_STATE + digest
 
 
+def _digests(streams, key):
+    """(raw state, its keyed digest) of each of ``streams``: None, one state, or a sequence of
+    states (a pipeline's steps; None entries skipped)."""
+    if streams is None:
+        return ()
+    if isinstance(streams, bytes):
+        streams = (streams,)
+    return tuple((s, hmac.new(key, s, "sha256").hexdigest()[:32]) for s in streams
+                 if s is not None)
+
+
 def stream_tags(streams, key):
     """The keyed tags (frozenset of str) of ``streams``: None, one state, or a sequence of
     states (a pipeline's steps)."""
-    if streams is None:
-        return frozenset()
-    if isinstance(streams, bytes):
-        streams = (streams,)
-    return frozenset(hmac.new(key, s, "sha256").hexdigest()[:32] for s in streams
-                     if s is not None)
+    return frozenset(tag for _, tag in _digests(streams, key))
 
 
 def object_tags(streams):
     """The tags a fitted object keeps of ``streams`` (None, one raw state or a sequence of
     them): this process's key, prefixed by its :data:`KEY_ID`, a fresh stream's marked so."""
-    if streams is None:
-        return frozenset()
-    if isinstance(streams, bytes):
-        streams = (streams,)
     return frozenset(
-        f"{KEY_ID}:{FRESH + ':' if s.startswith(_FRESH_STATE) else ''}"
-        f"{hmac.new(PROCESS_KEY, s, 'sha256').hexdigest()[:32]}"
-        for s in streams if s is not None)
+        f"{KEY_ID}:{FRESH + ':' if s.startswith(_FRESH_STATE) else ''}{tag}"
+        for s, tag in _digests(streams, PROCESS_KEY))
 
 
 @functools.lru_cache(maxsize=16384)  # (a ledger rescans its charges' tag sets at every charge)

@@ -41,7 +41,9 @@ from ._validation import OPEN_UNIT, POSITIVE_OR_INF, check_delta, check_epsilon
 from .ledger import LedgerCarrierMixin, PrivacyLedger, _suspended, charge
 from .ledger import ledgers_to_charge, precheck
 from ._warnings import warn
-from .linear_model._base import RELEASE_DIGEST, DPLinearModel, not_private, release_digest
+from .linear_model._base import (
+    RELEASE_DIGEST, DPLinearModel, check_sample_weight, not_private, release_digest,
+)
 from .linear_model._bounds import PipelinePlan
 from .preprocessing._step import PrivateStepMixin, StepBudget
 from .privacy import ComposedEvent, NonPrivateEvent, PrivacyRecord
@@ -447,8 +449,6 @@ def _check_routed_weights(X, params):
     (a public check: the estimator would refuse them too, but after the preprocessing's private
     releases, whose charge the failed fit then pays). In memory; Dask weights are checked in one
     pass by the step that reads them."""
-    from .linear_model._base import check_sample_weight
-
     if is_dask(X):
         return
     for key, value in params.items():

@@ -70,9 +70,11 @@ def _rdp_epsilon(event, delta):
     return rdp_epsilon_and_order(event, delta)[0]
 
 
-def _gaussian_log_delta(epsilon, mu):
+def analytic_gaussian_log_delta(epsilon, mu):
     """log delta(epsilon) of one Gaussian mechanism of ``mu`` = sensitivity / noise std (Balle &
-    Wang 2018): ``delta = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``, in log space."""
+    Wang 2018): ``delta = Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)``, in log space. The
+    one formula of the exact curve: :func:`exact_gaussian_epsilon` inverts it in epsilon,
+    :func:`skdp.privacy.tree.gaussian_noise_multiplier_exact` in the noise."""
     from scipy.special import log_ndtr
 
     a = float(log_ndtr(-epsilon / mu + mu / 2.0))
@@ -95,14 +97,14 @@ def exact_gaussian_epsilon(mu, delta):
     if not math.isfinite(mu):
         return math.inf
     log_delta = math.log(delta)
-    if _gaussian_log_delta(0.0, mu) <= log_delta:
+    if analytic_gaussian_log_delta(0.0, mu) <= log_delta:
         return 0.0
     lo, hi = 0.0, max(1.0, mu * mu)
-    while _gaussian_log_delta(hi, mu) > log_delta:
+    while analytic_gaussian_log_delta(hi, mu) > log_delta:
         lo, hi = hi, 2.0 * hi
     for _ in range(200):
         mid = 0.5 * (lo + hi)
-        if _gaussian_log_delta(mid, mu) > log_delta:
+        if analytic_gaussian_log_delta(mid, mu) > log_delta:
             lo = mid
         else:
             hi = mid

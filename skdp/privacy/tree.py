@@ -131,13 +131,10 @@ def gaussian_noise_multiplier_exact(epsilon, delta):
     bisection. Every accountant's z is at least this value, so it is a safe starting point for
     calibration (and the target the PLD accountant approaches).
     """
-    from scipy.special import log_ndtr
+    from .accountant import analytic_gaussian_log_delta
 
     def delta_of(z):
-        mu = 1.0 / z
-        a = log_ndtr(-epsilon / mu + mu / 2)
-        b = epsilon + log_ndtr(-epsilon / mu - mu / 2)
-        return math.exp(a) - math.exp(b)
+        return math.exp(analytic_gaussian_log_delta(epsilon, 1.0 / z))
 
     lo, hi = 1e-3, 1.0
     while delta_of(hi) > delta:
