@@ -146,7 +146,8 @@ class charged_if_failed:
     Only the outermost fit of a context charges: a pipeline's steps and a search's fits log into
     the pipeline's or the search's log (a private search charges its whole plan before it runs,
     and passes ``ledgers=None``). The charge is one pure-DP entry of the released events (the
-    exponential mechanism's); a failure of the charge itself (a ceiling) is raised with the
+    exponential mechanism's). It is recorded even past a ledger's ceiling, since the releases
+    were made; the ceiling's refusal (or another failure of the charge) is then raised with the
     fit's own error as its cause.
     """
 
@@ -187,4 +188,4 @@ def _charge_releases(ledgers, events, source):
         event=event, epsilon=epsilon, delta=0.0, accountant="rdp", mechanism="exponential",
         noise_multiplier=math.nan, sensitivity=1.0, n_steps=0, sampling="full batch",
     )
-    charge(ledgers, record, f"{source} ({FAILED_FIT})", epsilon, 0.0)
+    charge(ledgers, record, f"{source} ({FAILED_FIT})", epsilon, 0.0, made=True)

@@ -94,7 +94,9 @@ class BudgetExceededError(RuntimeError):
 
     Raised before the fit's kernel runs when the worst case of the fit already passes the
     ceiling, or after it ran (the model is then discarded, never returned) when its exact event
-    does. Nothing that depends on the data is released in either case.
+    does. The refusal itself depends on public quantities only. What a fit released before it
+    failed (a private bound drawn with ``data_norm="auto"``) is recorded even past the ceiling,
+    and this error then says the ledger is over its ceiling: it refuses every later fit.
     """
 
 
@@ -1162,11 +1164,15 @@ def precheck(ledgers, target_epsilon, target_delta, source, event=None, stream=N
         ledger._precheck(target_epsilon, target_delta, source, event, stream)
 
 
-def _charge(ledgers, entries, before_fit=False, streams=None):
+def _charge(ledgers, entries, before_fit=False, streams=None, made=False):
     """Atomically check every ledger's ceiling with ``entries`` added, then record them all.
 
     Locks are taken in a fixed order (by id) so that concurrent charges cannot deadlock.
     ``before_fit``: the charge is made before anything ran (the refusal message says so).
+    ``made``: the releases were already made and cannot be withheld (those of a fit that
+    failed): they are recorded even past a ceiling, so the ledger then refuses every later fit,
+    and the refusal is raised after the recording. Refusing to record them would let repeated
+    failed fits release without limit under a ledger that never moves.
     ``streams``: the random streams each entry drew from (raw states, aligned with ``entries``),
     tagged with each ledger's own key (and with the process's, as the fitted object keeps
     them: :attr:`LedgerEntry.object_streams`). A charge that may share a stream with another
@@ -1187,6 +1193,7 @@ def _charge(ledgers, entries, before_fit=False, streams=None):
         if led._takes_prepaid():
             owed[led._uid], claimed[led._uid] = led._reservation.claim(mine)
     shared = []  # (ledger, kind): those without a ceiling whose total the charge makes infinite
+    refusals = []  # with ``made``: what a ceiling would have refused, raised once recorded
     locks = []
     try:
         for led in ordered:
@@ -1201,20 +1208,30 @@ def _charge(ledgers, entries, before_fit=False, streams=None):
                         if not shares_a_stream(current) else None)
             if conflict is not None:
                 if not math.isinf(led.epsilon):
-                    raise BudgetExceededError(_shared_stream_message(
+                    message = _shared_stream_message(
                         entries[0].source, led._label(), "before" if before_fit else "after",
-                        conflict[2]))
+                        conflict[2])
+                    if not made:
+                        raise BudgetExceededError(message)
+                    refusals.append(message)
                 shared.append((led, conflict[2]))
             if math.isinf(led.epsilon):
                 continue
             events = [e.event for e in current] + [e.event for e in owed[led._uid]]
             total = _composed_epsilon(events, led.delta, led.accountant)
             if total > led.epsilon:
-                raise BudgetExceededError(
-                    f"{entries[0].source} refused {'before fitting ' if before_fit else ''}by "
-                    f"{led._label()}: its privacy event brings the total to epsilon={total:.4g} "
-                    f"at delta={led.delta:.3g}, over the ceiling epsilon={led.epsilon:.4g}. "
-                    + ("Nothing was run." if before_fit else "The fitted model was discarded.")
+                what = (f"its privacy event brings the total to epsilon={total:.4g} at delta="
+                        f"{led.delta:.3g}, over the ceiling epsilon={led.epsilon:.4g}.")
+                if not made:
+                    raise BudgetExceededError(
+                        f"{entries[0].source} refused {'before fitting ' if before_fit else ''}"
+                        f"by {led._label()}: {what} "
+                        + ("Nothing was run." if before_fit else "The fitted model was discarded.")
+                    )
+                refusals.append(
+                    f"{entries[0].source} is over the ceiling of {led._label()}: {what} Its "
+                    "releases were made before the fit failed and cannot be withheld, so they "
+                    "are recorded: the ledger is past its ceiling and refuses every later fit."
                 )
         for led in ordered:
             for e in owed[led._uid]:
@@ -1227,19 +1244,22 @@ def _charge(ledgers, entries, before_fit=False, streams=None):
     finally:
         for lk in reversed(locks):
             lk.__exit__(None, None, None)
+    if refusals:
+        raise BudgetExceededError(" ".join(dict.fromkeys(refusals)))
     for led, kind in shared:
         warn(_shared_stream_message(entries[0].source, led._label(), "charged", kind),
              UserWarning)
 
 
 def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None, label=None,
-           before_fit=False, stream=None):
+           before_fit=False, stream=None, made=False):
     """Charge one fit's :class:`PrivacyRecord` to ``ledgers`` (check, then record).
 
     ``before_fit=True`` when the record is known exactly before anything runs (a private
     search): charging first means a refusal leaves nothing behind. ``stream``: the random
     stream(s) the release drew from (:func:`~skdp._streams.stream_state`; a tuple for a
-    pipeline's steps), None when unknown.
+    pipeline's steps), None when unknown. ``made=True``: the releases were made already (a
+    failed fit's) and are recorded even past a ceiling (see :func:`_charge`).
     """
     if not ledgers:
         return
@@ -1248,7 +1268,7 @@ def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None
         source=source, target_epsilon=float(target_epsilon), target_delta=float(target_delta),
         n_samples=n_samples, pid=os.getpid(), time=time.time(), label=label,
     )
-    _charge(ledgers, [entry], before_fit=before_fit, streams=[stream])
+    _charge(ledgers, [entry], before_fit=before_fit, streams=[stream], made=made)
 
 
 # -- the carrier of open contexts --------------------------------------------------------------

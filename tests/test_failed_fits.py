@@ -268,3 +268,140 @@ def test_a_pipelines_bad_weights_are_refused_before_its_steps_release(weights):
     assert not hasattr(pipe[0], "bounds_")
     pipe.fit(X, y, dplogisticregression__sample_weight=np.ones(len(y)))  # good weights: fitted
     assert len(ledger) == 1 and "failed" not in ledger.entries[0].source
+
+
+# -- failed fits under a ceiling ---------------------------------------------------------------
+# A failed fit's releases were made: its charge is recorded even past a ledger's ceiling, and the
+# ledger then refuses every later fit. Before, the ceiling refused the charge and nothing was
+# recorded, so a fit whose target is over the ceiling (its delta the ledger's, so the pre-check
+# cannot bound it) could fail again and again, each time drawing a private bound, under a ledger
+# that never moved.
+
+
+def _leaked_bound(store):
+    """A callback that reads the fit's private row bound from the caller's frame (any Python
+    code run inside a fit can) and stops the fit: the bound is out, the fit fails."""
+    import sys
+
+    def callback(progress):
+        frame = sys._getframe().f_back
+        while frame.f_code.co_name != "_fit_problem":
+            frame = frame.f_back
+        store.append(frame.f_locals["data_norm"])
+        raise RuntimeError("stopped after reading the bound")
+
+    return callback
+
+
+def _attempts(X, y, ledger, seed, k, store):
+    """``k`` fits at epsilon 10 (the ledger's delta) that fail after their private bound."""
+    import warnings
+
+    from skdp import BudgetExceededError
+
+    refusals = 0
+    for i in range(k):
+        est = DPLogisticRegression(epsilon=10.0, delta=ledger.delta, fit_intercept=False,
+                                   ledger=ledger, callback=_leaked_bound(store),
+                                   random_state=(seed * 1000 + i) % 2**32)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            try:
+                est.fit(X, y)
+            except BudgetExceededError:
+                refusals += 1
+            except RuntimeError as error:
+                assert "stopped after reading the bound" in str(error)
+    return refusals
+
+
+def test_a_failed_fits_charge_is_recorded_past_the_ceiling():
+    """Every release made under the ledger is in it: the releases counted at the mechanism
+    compose to no more than the ledger's total, and the fits after the ceiling was passed are
+    refused before they draw anything."""
+    from skdp import BudgetExceededError
+    from skdp.privacy import quantiles
+    from skdp.privacy.events import ComposedEvent
+
+    X, y = _data()
+    made = []
+    original = quantiles.log_release
+
+    def spy(event):
+        made.append(event)
+        original(event)
+
+    ledger = PrivacyLedger(epsilon=2.0, delta=1e-5)
+    quantiles.log_release = spy
+    try:
+        leaked = []
+        refusals = _attempts(X, y, ledger, seed=0, k=6, store=leaked)
+    finally:
+        quantiles.log_release = original
+    # the first failure is charged (1.26 < 2), the second passes the ceiling and is recorded
+    # with a refusal; the four after it are refused before fitting
+    assert len(made) == len(leaked) == 2 and refusals == 5
+    assert len(ledger) == 2 and all("failed fit" in e.source for e in ledger.entries)
+    released = ComposedEvent(made).pure_epsilon()
+    assert ledger.spent() > ledger.epsilon
+    assert sum(e.epsilon for e in ledger.entries) == pytest.approx(released)
+    with pytest.raises(BudgetExceededError, match="refused before fitting"):
+        DPLogisticRegression(epsilon=0.1, delta=1e-6, ledger=ledger, data_norm=40.0).fit(X, y)
+
+
+def test_the_refusal_of_a_failed_fit_says_it_was_recorded():
+    from skdp import BudgetExceededError
+
+    X, y = _data()
+    ledger = PrivacyLedger(epsilon=0.5, delta=1e-5)
+    est = DPLogisticRegression(epsilon=10.0, delta=1e-5, fit_intercept=False, ledger=ledger,
+                               callback=_raise)
+    with pytest.raises(BudgetExceededError, match="recorded") as info:
+        est.fit(X, y)
+    assert isinstance(info.value.__cause__, RuntimeError)  # the fit's own error, not hidden
+    assert len(ledger) == 1 and ledger.spent() > 0.5
+
+
+class _FailedFitsUnderACeiling:
+    """The audited release: twenty attempts, each a fit at epsilon 10 under a ledger with
+    ceiling 1 that fails after drawing its private row bound (pure epsilon 1.26), read by the
+    callback. ``epsilon_`` is the ledger's total after them (its claim for everything released
+    under it)."""
+
+    def __init__(self, seed, k=20):
+        self.seed, self.k = seed, k
+
+    def fit(self, X, y):
+        ledger = PrivacyLedger(epsilon=1.0, delta=1e-5)
+        self.leaked_ = []
+        _attempts(X, y, ledger, self.seed, self.k, self.leaked_)
+        self.epsilon_, self.delta_ = ledger.spent(), ledger.delta
+        return self
+
+
+def _two_norm_data(m=200, canary_norm=1e4):
+    """Row norms: the canary (row 0), m rows at 8, m - 1 at 32. The median row norm sits at the
+    edge: with the canary replaced by a zero row, 8 is the median's only candidate of utility 0,
+    so the released bound (1.5 times it) is 12 more often."""
+    rng = np.random.default_rng(0)
+    U = rng.normal(size=(2 * m, 3))
+    U /= np.linalg.norm(U, axis=1, keepdims=True)
+    norms = np.r_[canary_norm, np.full(m, 8.0), np.full(m - 1, 32.0)]
+    return U * norms[:, None], (rng.random(2 * m) < 0.5).astype(int)
+
+
+@pytest.mark.slow
+def test_audit_failed_fits_under_a_ceiling():
+    """End-to-end audit of the ledger's claim when fits fail after their private bound: many
+    trials on D (the canary's norm 1e4) and D' (a zero row), the statistic the number of leaked
+    bounds at 12. Before the fix the first charge already passed the ceiling, so the ledger
+    claimed 0 after twenty releases (this audit: lower bound 0.85, a violation); now it holds the one
+    release made (1.19 at delta 1e-5) and refuses the other attempts before they draw
+    anything."""
+    from skdp.audit import audit_estimator
+
+    X, y = _two_norm_data()
+    res = audit_estimator(lambda seed: _FailedFitsUnderACeiling(seed), X, y, 0, n_fits=300,
+                          statistic=lambda m: float(np.sum(np.isclose(m.leaked_, 12.0))),
+                          random_state=3)
+    assert res.claimed_epsilon > 1.0 and not res.violated, res.summary()
