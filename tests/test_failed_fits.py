@@ -279,8 +279,9 @@ def test_a_pipelines_bad_weights_are_refused_before_its_steps_release(weights):
 
 
 def _leaked_bound(store):
-    """A callback that reads the fit's private row bound from the caller's frame (any Python
-    code run inside a fit can) and stops the fit: the bound is out, the fit fails."""
+    """A callback that reads the fit's private row bound from the caller's frame and stops the
+    fit. It stands for whatever a failed fit lets out that depends on the bound (its warnings,
+    its error message), at full strength: the bound itself, from every failed fit."""
     import sys
 
     def callback(progress):
