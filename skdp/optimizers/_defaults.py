@@ -266,7 +266,7 @@ def snr(n, dim, rho):
 
 def prefers_dual(n, n_columns, rho, lam_n, max_snr=DUAL_MAX_SNR):
     """Whether ``optimizer="auto"`` of a multiclass logistic model runs dp_scd rather than
-    dp_gdws (a binary one runs dp_gdws since session 11, see ``DUAL_MAX_SNR``); a binary
+    dp_gdws (a binary one runs dp_gdws, see ``DUAL_MAX_SNR``); a binary
     DPLinearSVC asks with ``max_snr=SVC_DUAL_MAX_SNR``.
 
     Public inputs only: n, the number of columns p of the design (features and intercept), the

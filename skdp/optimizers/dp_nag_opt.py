@@ -124,8 +124,8 @@ def horizon_steps(n, rho, cap, loss_id=None):
     covering before the accumulated noise costs more than it gains grows like ``n sqrt(rho)``
     (the noise floor of full-batch Gaussian noise over a time t is ``~ d G^2 t / (rho n^2)``,
     against an optimisation error falling like ``1 / t``); hence ``T ~ sqrt(n sqrt(rho))``, with
-    the constant fitted on public data per loss family (:data:`HORIZON_C`; since session 13 the
-    two families' fits agree, 1.5), at least :data:`HORIZON_MIN`.
+    the constant fitted on public data per loss family (:data:`HORIZON_C`; the two
+    families' fits agree, 1.5), at least :data:`HORIZON_MIN`.
     """
     c = HORIZON_C[loss_family(loss_id)]
     T = int(round(c * math.sqrt(n * math.sqrt(2.0 * rho))))

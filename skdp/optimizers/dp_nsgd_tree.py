@@ -101,8 +101,7 @@ class DPNSGDTree(DPOptimizer):
     batch_size : "auto", None or int, default="auto"
         Public batch size b. "auto" and None: the full batch (one step per epoch: with the
         "auto" momentum, normalised noisy GD, which beat the mini-batches at every s on public
-        data; until session 16 "auto" took batches of about 2000 rows from ``s = 200``). An
-        int: ``M = ceil(n / b)`` steps per epoch, the tree's momentum over them.
+        data). An int: ``M = ceil(n / b)`` steps per epoch, the tree's momentum over them.
     momentum : "auto" or float in [0, 1), default="auto"
         The classic momentum ``beta`` (the weight of the past); the new gradient has weight
         ``alpha = 1 - beta``. "auto": ``alpha = 1 / M`` (an average over about one epoch; no

@@ -134,7 +134,7 @@ class PrivateRobustScaler(PrivateStepMixin, OneToOneFeatureMixin, TransformerMix
     quartile's at the same budget, so it is reliable from about 60% of the rows. The bounds are
     ``m_j +- (1 + 2 fence) MAD_j`` (Tukey's fences for a symmetric feature). Where the
     quartiles are reliable they are kept: their fences follow a skewed feature, which the
-    symmetric band does not (session 54, ``benchmarks/dev_rules_scaler_spread.py``: the band
+    symmetric band does not (``benchmarks/dev_rules_scaler_spread.py``: the band
     gained up to 0.3 of R^2 and 25 points of accuracy where the quartiles would pass through,
     and lost up to 0.035 of R^2 where they are reliable).
 
