@@ -179,7 +179,9 @@ otherwise a fixed 25% split (random_state 0) of the whole data set, never subsam
   signal's: R^2 at most 0.41; bounds +-3 x the signal's sd x sqrt(2.44), known to the
   generator). Its classification sets were run in session 49 by dp_nag_opt and dp_masg (with
   the Opacus anchors: ``results/dev_rules_nag_momentum_heldout14*``), to judge the classifiers'
-  ``KAPPA_C`` 1.5, so they have been looked at; ``make_regression_few`` has not been run.
+  ``KAPPA_C`` 1.5, so they have been looked at; the whole part, ``make_regression_few``
+  included, was run at the rules of session 51 (``results/defaults_s51_*``) and later sweeps
+  used it.
 * fifteenth held-out part (``--heldout heldout15``; session 50, fixed and committed before any
   of its cells was run, only the class shares of its targets and the shapes seen): Adult's
   education "Some-college" (22%); neither education column is a feature
