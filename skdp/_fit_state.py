@@ -26,7 +26,7 @@ from sklearn.base import BaseEstimator
 
 __all__ = [
     "RELEASE_ID", "charged_if_failed", "failed_fit_guard", "keeps_state_on_error", "log_release",
-    "restored_on_error",
+    "log_stream", "restored_on_error",
 ]
 
 #: The attribute that names a fitted object's last release: a new random id at every fit that
@@ -131,12 +131,29 @@ _RELEASES = contextvars.ContextVar("skdp_releases", default=None)
 FAILED_FIT = "failed fit"
 
 
+class _ReleaseLog:
+    """What the outermost fit running in a context has released so far: the events, and the
+    random streams they may draw from (raw states, :func:`skdp._streams.stream_state`)."""
+
+    def __init__(self):
+        self.events, self.streams = [], []
+
+
 def log_release(event):
     """Record a private release's event for the fit running in this context (a no-op outside a
     fit): the mechanisms call it when they return a released value."""
     log = _RELEASES.get()
     if log is not None:
-        log.append(event)
+        log.events.append(event)
+
+
+def log_stream(state):
+    """Record the random stream (raw state) a fit or step draws its releases from, for the
+    fit running in this context (a no-op outside a fit): a failed fit's charge carries it, so a
+    ledger sees when a later fit draws the same noise (:mod:`skdp._streams`)."""
+    log = _RELEASES.get()
+    if log is not None and state is not None:
+        log.streams.append(state)
 
 
 class charged_if_failed:
@@ -158,23 +175,24 @@ class charged_if_failed:
     def __enter__(self):
         self._owner = _RELEASES.get() is None
         if self._owner:
-            self._token = _RELEASES.set([])
+            self._token = _RELEASES.set(_ReleaseLog())
         return self
 
     def __exit__(self, exc_type, exc, tb):
         if not self._owner:
             return False
-        events = _RELEASES.get()
+        log = _RELEASES.get()
         _RELEASES.reset(self._token)
-        if exc_type is not None and events and self._ledgers is not None:
+        if exc_type is not None and log.events and self._ledgers is not None:
             try:
-                _charge_releases(self._ledgers(), tuple(events), self._source)
+                _charge_releases(self._ledgers(), tuple(log.events), self._source,
+                                 tuple(log.streams))
             except Exception as charge_error:  # (a ceiling): raised with the fit's error as
                 raise charge_error from exc   # its cause, so neither is hidden
         return False
 
 
-def _charge_releases(ledgers, events, source):
+def _charge_releases(ledgers, events, source, streams):
     from .ledger import charge
     from .privacy.events import ComposedEvent
     from .privacy.record import PrivacyRecord
@@ -188,4 +206,5 @@ def _charge_releases(ledgers, events, source):
         event=event, epsilon=epsilon, delta=0.0, accountant="rdp", mechanism="exponential",
         noise_multiplier=math.nan, sensitivity=1.0, n_steps=0, sampling="full batch",
     )
-    charge(ledgers, record, f"{source} ({FAILED_FIT})", epsilon, 0.0, made=True)
+    charge(ledgers, record, f"{source} ({FAILED_FIT})", epsilon, 0.0, made=True,
+           stream=streams)

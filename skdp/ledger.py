@@ -1244,11 +1244,12 @@ def _charge(ledgers, entries, before_fit=False, streams=None, made=False):
     finally:
         for lk in reversed(locks):
             lk.__exit__(None, None, None)
+    for led, kind in shared:
+        if math.isinf(led.epsilon):  # a ledger with a ceiling says it in the refusal
+            warn(_shared_stream_message(entries[0].source, led._label(), "charged", kind),
+                 UserWarning)
     if refusals:
         raise BudgetExceededError(" ".join(dict.fromkeys(refusals)))
-    for led, kind in shared:
-        warn(_shared_stream_message(entries[0].source, led._label(), "charged", kind),
-             UserWarning)
 
 
 def charge(ledgers, record, source, target_epsilon, target_delta, n_samples=None, label=None,

@@ -39,6 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._dask import compute_chunk_sizes, dask_max, is_dask
+from .._fit_state import log_stream
 from .._streams import stream_state
 from .._validation import check_delta, check_epsilon, check_positive, make_generator
 from ..ledger import precheck
@@ -281,6 +282,7 @@ class PrivateFit:
         self.rng = make_generator(estimator.random_state, secure=bool(estimator.secure_mode))
         # the stream the fit draws from (secret: for the ledgers and the warm-start check only)
         self.stream = stream_state(self.rng, seeded=estimator.random_state is not None)
+        log_stream(self.stream)  # a failed fit's charge carries it
         precheck(self.ledgers, self.epsilon, self.delta, self.source, stream=self.stream)
         self.bounds = {}  # name -> {"value", "epsilon"} of each private bound, for the record
 

@@ -11,6 +11,7 @@ import numbers
 
 import numpy as np
 
+from .._fit_state import log_stream
 from .._streams import remember_streams, stream_state
 from .._validation import check_delta, check_epsilon, make_generator
 from ..ledger import LedgerCarrierMixin, charge, precheck
@@ -71,6 +72,7 @@ class PrivateStepMixin(LedgerCarrierMixin):
         rng = make_generator(seed, secure=bool(getattr(self, "secure_mode", False)))
         # charged by _finish, or by the pipeline (fresh: the step's random_state is None)
         self._skdp_stream_state = stream_state(rng, seeded=self.random_state is not None)
+        log_stream(self._skdp_stream_state)  # a failed fit's charge carries it
         return rng
 
     def _finish(self, event, delta, ledgers, n_samples, mechanism="exponential"):
