@@ -188,7 +188,9 @@ class charged_if_failed:
                 _charge_releases(self._ledgers(), tuple(log.events), self._source,
                                  tuple(log.streams))
             except Exception as charge_error:  # (a ceiling): raised with the fit's error as
-                raise charge_error from exc   # its cause, so neither is hidden
+                if not isinstance(exc, Exception):  # its cause, so neither is hidden; an
+                    return False  # interrupt (KeyboardInterrupt) stays one: a ceiling's entry
+                raise charge_error from exc  # is recorded, and the next fit is refused
         return False
 
 

@@ -512,3 +512,22 @@ def test_audit_two_failed_fits_of_one_seed():
     _two_failed_fits(X_in, y, (0, 1), ledger)
     composed = ledger.spent()
     assert np.isfinite(composed) and res.epsilon_lower_bound > composed, res.summary()
+
+
+def test_an_interrupted_fit_stays_interrupted_past_the_ceiling():
+    """Ctrl-C during a fit whose bounds take the ledger past its ceiling: the KeyboardInterrupt
+    reaches the user (not a BudgetExceededError that ``except Exception`` would swallow), the
+    releases are recorded, and the next fit is refused."""
+    from skdp import BudgetExceededError
+
+    def interrupt(progress):
+        raise KeyboardInterrupt
+
+    X, y = _data()
+    ledger = PrivacyLedger(epsilon=0.5)
+    with pytest.raises(KeyboardInterrupt):
+        DPLogisticRegression(epsilon=10.0, delta=1e-5, ledger=ledger,
+                             callback=interrupt).fit(X, y)
+    assert len(ledger) == 1 and ledger.spent() > 0.5
+    with pytest.raises(BudgetExceededError, match="refused before fitting"):
+        DPLogisticRegression(epsilon=0.1, ledger=ledger).fit(X, y)
