@@ -187,10 +187,13 @@ class charged_if_failed:
             try:
                 _charge_releases(self._ledgers(), tuple(log.events), self._source,
                                  tuple(log.streams))
-            except Exception as charge_error:  # (a ceiling): raised with the fit's error as
-                if not isinstance(exc, Exception):  # its cause, so neither is hidden; an
-                    return False  # interrupt (KeyboardInterrupt) stays one: a ceiling's entry
-                raise charge_error from exc  # is recorded, and the next fit is refused
+            except Exception as charge_error:
+                # (a ceiling) raised with the fit's error as its cause, so neither is hidden;
+                # an interrupt (KeyboardInterrupt) stays one: the entry is recorded all the
+                # same, and the ledger refuses the next fit
+                if not isinstance(exc, Exception):
+                    return False
+                raise charge_error from exc
         return False
 
 

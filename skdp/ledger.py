@@ -1206,15 +1206,15 @@ def _charge(ledgers, entries, before_fit=False, streams=None, made=False):
             current = led.entries
             conflict = (first_shared_stream(current + owed[led._uid])
                         if not shares_a_stream(current) else None)
-            if conflict is not None:
-                if not math.isinf(led.epsilon):
-                    message = _shared_stream_message(
-                        entries[0].source, led._label(), "before" if before_fit else "after",
-                        conflict[2])
-                    if not made:
-                        raise BudgetExceededError(message)
-                    refusals.append(message)
+            if conflict is not None and math.isinf(led.epsilon):
                 shared.append((led, conflict[2]))
+            elif conflict is not None:
+                message = _shared_stream_message(
+                    entries[0].source, led._label(), "before" if before_fit else "after",
+                    conflict[2])
+                if not made:
+                    raise BudgetExceededError(message)
+                refusals.append(message)
             if math.isinf(led.epsilon):
                 continue
             events = [e.event for e in current] + [e.event for e in owed[led._uid]]
@@ -1245,9 +1245,8 @@ def _charge(ledgers, entries, before_fit=False, streams=None, made=False):
         for lk in reversed(locks):
             lk.__exit__(None, None, None)
     for led, kind in shared:
-        if math.isinf(led.epsilon):  # a ledger with a ceiling says it in the refusal
-            warn(_shared_stream_message(entries[0].source, led._label(), "charged", kind),
-                 UserWarning)
+        warn(_shared_stream_message(entries[0].source, led._label(), "charged", kind),
+             UserWarning)
     if refusals:
         raise BudgetExceededError(" ".join(dict.fromkeys(refusals)))
 

@@ -294,25 +294,32 @@ def _leaked_bound(store):
     return callback
 
 
-def _attempts(X, y, ledger, seed, k, store):
-    """``k`` fits at epsilon 10 (the ledger's delta) that fail after their private bound."""
+def _failing_fit(X, y, ledger, epsilon, seed, store):
+    """A fit at ``epsilon`` (the ledger's delta) whose callback reads its private row bound into
+    ``store`` and stops it; the error the fit raised."""
     import warnings
 
+    est = DPLogisticRegression(epsilon=epsilon, delta=ledger.delta, fit_intercept=False,
+                               ledger=ledger, callback=_leaked_bound(store), random_state=seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(RuntimeError) as info:  # BudgetExceededError is one too
+            est.fit(X, y)
+    return info.value
+
+
+def _attempts(X, y, ledger, seed, k, store):
+    """``k`` fits at epsilon 10 (the ledger's delta) that fail after their private bound; the
+    number refused by the ledger."""
     from skdp import BudgetExceededError
 
     refusals = 0
     for i in range(k):
-        est = DPLogisticRegression(epsilon=10.0, delta=ledger.delta, fit_intercept=False,
-                                   ledger=ledger, callback=_leaked_bound(store),
-                                   random_state=(seed * 1000 + i) % 2**32)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            try:
-                est.fit(X, y)
-            except BudgetExceededError:
-                refusals += 1
-            except RuntimeError as error:
-                assert "stopped after reading the bound" in str(error)
+        error = _failing_fit(X, y, ledger, 10.0, (seed * 1000 + i) % 2**32, store)
+        if isinstance(error, BudgetExceededError):
+            refusals += 1
+        else:
+            assert "stopped after reading the bound" in str(error)
     return refusals
 
 
@@ -419,16 +426,10 @@ def test_audit_failed_fits_under_a_ceiling():
 def _two_failed_fits(X, y, seeds, ledger):
     """Fits at epsilon 1 and 10 (seeds ``seeds``), each failing after its private row bound;
     the two bounds, as the callback read them."""
-    import warnings
-
     leaked = []
     for epsilon, seed in zip((1.0, 10.0), seeds):
-        est = DPLogisticRegression(epsilon=epsilon, fit_intercept=False, ledger=ledger,
-                                   callback=_leaked_bound(leaked), random_state=seed)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            with pytest.raises(RuntimeError, match="stopped after reading the bound"):
-                est.fit(X, y)
+        error = _failing_fit(X, y, ledger, epsilon, seed, leaked)
+        assert "stopped after reading the bound" in str(error)
     return leaked
 
 
